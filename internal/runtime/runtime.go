@@ -1,0 +1,247 @@
+// Package runtime is the backend contract: the small surface the kubelet core
+// needs from a container backend. It speaks of sandboxes and containers, never
+// of Kubernetes objects, so that podman and runc can sit behind it unchanged.
+package runtime
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// Labels runlet stamps on every backend object; they are how a restarted
+// runlet finds and re-adopts what it created.
+const (
+	LabelManaged       = "io.runlet.managed"
+	LabelPodUID        = "io.runlet.pod.uid"
+	LabelPodNamespace  = "io.runlet.pod.namespace"
+	LabelPodName       = "io.runlet.pod.name"
+	LabelContainerName = "io.runlet.container.name"
+	LabelAttempt       = "io.runlet.container.attempt"
+	// LabelSpecHash is the hash of the container spec it was created from, so a
+	// changed spec (e.g. a new image) is noticed after a restart of runlet.
+	LabelSpecHash = "io.runlet.container.hash"
+	// LabelInit marks an init container.
+	LabelInit = "io.runlet.container.init"
+)
+
+// Errors a backend returns so the core can tell failure kinds apart.
+var (
+	ErrNotFound      = errors.New("not found")
+	ErrImageNotFound = errors.New("image not found")
+)
+
+// PullPolicy mirrors v1.PullPolicy without importing the Kubernetes API.
+type PullPolicy string
+
+const (
+	PullAlways       PullPolicy = "Always"
+	PullIfNotPresent PullPolicy = "IfNotPresent"
+	PullNever        PullPolicy = "Never"
+)
+
+// Credential is one registry login usable for a pull.
+type Credential struct {
+	Server, Username, Password string
+}
+
+// PortMapping publishes a container port on the host.
+type PortMapping struct {
+	HostIP        string
+	HostPort      int32
+	ContainerPort int32
+	Protocol      string // tcp, udp, sctp
+}
+
+// DNSConfig is the resolver configuration of a sandbox.
+type DNSConfig struct {
+	Servers, Searches, Options []string
+}
+
+// SandboxConfig describes the pod-level namespaces to create.
+type SandboxConfig struct {
+	PodUID, Namespace, Name string
+	Hostname                string
+	Labels                  map[string]string
+	Ports                   []PortMapping
+	DNS                     DNSConfig
+	HostNetwork             bool
+	HostAliases             map[string][]string // ip -> hostnames
+}
+
+// SandboxState is the coarse state of a sandbox.
+type SandboxState string
+
+const (
+	SandboxReady    SandboxState = "Ready"
+	SandboxNotReady SandboxState = "NotReady"
+)
+
+// Sandbox is a pod's namespaces as the backend reports them.
+type Sandbox struct {
+	ID                      string
+	PodUID, Namespace, Name string
+	State                   SandboxState
+	IPs                     []string
+	CreatedAt               time.Time
+	Labels                  map[string]string
+}
+
+// Mount is a bind mount into a container.
+type Mount struct {
+	HostPath, ContainerPath string
+	ReadOnly                bool
+}
+
+// Resources are the container's cgroup limits; zero means unlimited.
+type Resources struct {
+	CPUMillis   int64
+	MemoryBytes int64
+	CPUShares   uint64
+}
+
+// ContainerConfig is everything a backend needs to create one container.
+type ContainerConfig struct {
+	Name       string
+	Attempt    int
+	Image      string
+	Command    []string // overrides the image entrypoint when set
+	Args       []string // overrides the image cmd when set
+	Env        []string // KEY=value, in order
+	WorkingDir string
+	User       string
+	Stdin      bool
+	StdinOnce  bool
+	TTY        bool
+	Mounts     []Mount
+	Resources  Resources
+	Labels     map[string]string
+	// StopTimeout is how long the backend waits between SIGTERM and SIGKILL
+	// when it stops the container on its own.
+	StopTimeout time.Duration
+}
+
+// ContainerState is the coarse state of a container.
+type ContainerState string
+
+const (
+	ContainerCreated ContainerState = "Created"
+	ContainerRunning ContainerState = "Running"
+	ContainerExited  ContainerState = "Exited"
+	ContainerUnknown ContainerState = "Unknown"
+)
+
+// Container is one container as the backend reports it.
+type Container struct {
+	ID                         string
+	SandboxID                  string
+	PodUID, Namespace, PodName string
+	Name                       string
+	Attempt                    int
+	Image                      string
+	ImageID                    string
+	State                      ContainerState
+	ExitCode                   int
+	OOMKilled                  bool
+	Error                      string
+	CreatedAt                  time.Time
+	StartedAt                  time.Time
+	FinishedAt                 time.Time
+	Labels                     map[string]string
+}
+
+// Event is a hint that something changed for a pod; it carries no state on
+// purpose: the core re-lists instead of trusting it.
+type Event struct {
+	PodUID      string
+	ContainerID string
+	Action      string
+	Time        time.Time
+}
+
+// HostInfo describes the backend and the host it runs on.
+type HostInfo struct {
+	RuntimeName    string // e.g. "podman"
+	RuntimeVersion string
+	OCIRuntime     string
+	CgroupVersion  string
+	Rootless       bool
+	KernelVersion  string
+	OS             string
+	Arch           string
+}
+
+// LogOptions select a slice of a container's log.
+type LogOptions struct {
+	Follow     bool
+	Timestamps bool
+	TailLines  int64 // <0 means all
+	Since      time.Time
+	LimitBytes int64
+}
+
+// StreamIO connects the caller to a container's standard streams.
+type StreamIO struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	TTY            bool
+	Resize         <-chan TermSize
+}
+
+// TermSize is a terminal size change.
+type TermSize struct {
+	Width, Height uint16
+}
+
+// ContainerStats are resource usage figures for one container.
+type ContainerStats struct {
+	ID               string
+	Time             time.Time
+	CPUNanos         uint64 // cumulative CPU time
+	MemoryUsageBytes uint64
+	MemoryWorkingSet uint64
+	MemoryLimitBytes uint64
+	NetRxBytes       uint64
+	NetTxBytes       uint64
+	BlockReadBytes   uint64
+	BlockWriteBytes  uint64
+	RootfsUsedBytes  uint64
+	ProcessCount     uint64
+	NetRxErrors      uint64
+	NetTxErrors      uint64
+}
+
+// Runtime is the backend contract.
+type Runtime interface {
+	Ping(ctx context.Context) error
+	Info(ctx context.Context) (HostInfo, error)
+
+	// EnsureImage makes the image available under the policy and returns its ID.
+	// A missing image returns an error wrapping ErrImageNotFound.
+	EnsureImage(ctx context.Context, image string, policy PullPolicy, creds []Credential) (string, error)
+
+	CreateSandbox(ctx context.Context, cfg SandboxConfig) (Sandbox, error)
+	// RemoveSandbox kills whatever still runs in the sandbox and removes it and its containers.
+	RemoveSandbox(ctx context.Context, id string) error
+	ListSandboxes(ctx context.Context) ([]Sandbox, error)
+
+	CreateContainer(ctx context.Context, sandboxID string, cfg ContainerConfig) (string, error)
+	StartContainer(ctx context.Context, id string) error
+	// StopContainer sends SIGTERM, then SIGKILL after grace.
+	StopContainer(ctx context.Context, id string, grace time.Duration) error
+	RemoveContainer(ctx context.Context, id string) error
+	// ListContainers returns every runlet-managed container except sandbox infrastructure.
+	ListContainers(ctx context.Context) ([]Container, error)
+	InspectContainer(ctx context.Context, id string) (Container, error)
+
+	// Events streams change hints until ctx ends or the stream breaks.
+	Events(ctx context.Context) (<-chan Event, error)
+
+	Logs(ctx context.Context, id string, opts LogOptions, stdout, stderr io.Writer) error
+	Exec(ctx context.Context, id string, cmd []string, sio StreamIO) (int, error)
+	Attach(ctx context.Context, id string, sio StreamIO) error
+	Stats(ctx context.Context, ids []string) ([]ContainerStats, error)
+	// PortForward connects stream to port inside the sandbox's network namespace.
+	PortForward(ctx context.Context, sandboxID string, port int32, stream io.ReadWriteCloser) error
+}
