@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// options are runlet's flags; names follow the kubelet's and virtual-kubelet's.
+type options struct {
+	Kubeconfig        string
+	NodeName          string
+	KubeletPort       int32
+	Address           string
+	NodeIP            string
+	PodmanSocket      string
+	LogLevel          string
+	TLSCertFile       string
+	TLSKeyFile        string
+	ClientCAFile      string
+	MaxPods           int
+	RootDir           string
+	MetricsAddr       string
+	PodManifestPath   string
+	ManifestURL       string
+	ManifestURLHeader []string
+	PLEGRelistPeriod  time.Duration
+	AuthWebhook       bool
+	AuthorizationMode string
+	KubeAPIQPS        float32
+	KubeAPIBurst      int
+	PodSyncWorkers    int
+	ShowVersion       bool
+}
+
+func parseFlags(args []string) (*options, error) {
+	host, _ := os.Hostname()
+	o := &options{}
+	fs := pflag.NewFlagSet("runlet", pflag.ContinueOnError)
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file; empty means in-cluster config")
+	fs.StringVar(&o.NodeName, "nodename", host, "name of the node to register")
+	fs.Int32Var(&o.KubeletPort, "kubelet-port", 10250, "port of the kubelet API (logs, exec, stats)")
+	fs.StringVar(&o.Address, "address", "0.0.0.0", "IP address the kubelet API listens on")
+	fs.StringVar(&o.NodeIP, "node-ip", "", "IP address of the node (InternalIP); default: the first non-loopback address")
+	fs.StringVar(&o.PodmanSocket, "podman-socket", "", "libpod socket; empty: the standard socket, or a private podman service runlet starts")
+	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", "", "serving certificate of the kubelet API; empty: self-signed")
+	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", "", "private key of --tls-cert-file")
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", "", "CA bundle that verifies client certificates (e.g. the apiserver's)")
+	fs.IntVar(&o.MaxPods, "max-pods", 110, "number of pods the node can run")
+	fs.StringVar(&o.RootDir, "root-dir", "/var/lib/runlet", "directory for runlet's state")
+	fs.StringVar(&o.MetricsAddr, "metrics-addr", ":10255", "address of runlet's own Prometheus /metrics; empty disables it")
+	fs.StringVar(&o.PodManifestPath, "pod-manifest-path", "", "directory of static pod manifests")
+	fs.StringVar(&o.ManifestURL, "manifest-url", "", "URL serving a Pod or PodList of static pods")
+	fs.StringArrayVar(&o.ManifestURLHeader, "manifest-url-header", nil, "HTTP header for --manifest-url, 'Key:Value' (repeatable)")
+	fs.DurationVar(&o.PLEGRelistPeriod, "pleg-relist-period", time.Second, "how often the backend is relisted")
+	fs.BoolVar(&o.AuthWebhook, "authentication-token-webhook", true, "authenticate bearer tokens with TokenReview")
+	fs.StringVar(&o.AuthorizationMode, "authorization-mode", "Webhook", "Webhook (SubjectAccessReview) or AlwaysAllow")
+	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 100, "QPS to the apiserver")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", 200, "burst to the apiserver")
+	fs.IntVar(&o.PodSyncWorkers, "pod-sync-workers", 10, "framework workers that hand pods to runlet")
+	fs.BoolVar(&o.ShowVersion, "version", false, "print the version and exit")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if o.NodeName == "" {
+		return nil, fmt.Errorf("--nodename is required")
+	}
+	if o.AuthorizationMode != "Webhook" && o.AuthorizationMode != "AlwaysAllow" {
+		return nil, fmt.Errorf("--authorization-mode must be Webhook or AlwaysAllow, not %q", o.AuthorizationMode)
+	}
+	return o, nil
+}

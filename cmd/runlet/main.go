@@ -1,0 +1,47 @@
+// Command runlet registers a virtual node and runs the pods scheduled to it
+// on a local podman.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/sirupsen/logrus"
+)
+
+// version is set at build time.
+var version = "v0.1.0-dev"
+
+func main() {
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "runlet:", err)
+		os.Exit(2)
+	}
+	if o.ShowVersion {
+		fmt.Println("runlet", version)
+		return
+	}
+	log := newLogger(o.LogLevel)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := run(ctx, o, log); err != nil {
+		log.WithError(err).Error("runlet stopped")
+		os.Exit(1)
+	}
+	log.Info("runlet stopped cleanly; pods keep running")
+}
+
+func newLogger(level string) *logrus.Entry {
+	l := logrus.New()
+	l.SetFormatter(&logrus.TextFormatter{FullTimestamp: true})
+	if lv, err := logrus.ParseLevel(level); err == nil {
+		l.SetLevel(lv)
+	} else {
+		l.Warnf("unknown --log-level %q; using info", level)
+	}
+	return logrus.NewEntry(l)
+}

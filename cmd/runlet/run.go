@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/runlet/runlet/internal/kubeletserver"
+	"github.com/runlet/runlet/internal/kuberuntime"
+	nodeinfo "github.com/runlet/runlet/internal/node"
+	"github.com/runlet/runlet/internal/pleg"
+	"github.com/runlet/runlet/internal/podconfig"
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman"
+	"github.com/runlet/runlet/internal/status"
+	"github.com/runlet/runlet/internal/syncloop"
+	"github.com/runlet/runlet/internal/telemetry"
+	"github.com/runlet/runlet/provider"
+	"github.com/sirupsen/logrus"
+	vklog "github.com/virtual-kubelet/virtual-kubelet/log"
+	vklogrus "github.com/virtual-kubelet/virtual-kubelet/log/logrus"
+	"github.com/virtual-kubelet/virtual-kubelet/node"
+	"github.com/virtual-kubelet/virtual-kubelet/node/nodeutil"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+)
+
+// run wires runlet together and blocks until ctx ends.
+func run(ctx context.Context, o *options, log *logrus.Entry) error {
+	vklog.L = vklogrus.FromLogrus(log)
+	ctx = vklog.WithLogger(ctx, vklog.L)
+	nodeIP, err := resolveNodeIP(o.NodeIP)
+	if err != nil {
+		return err
+	}
+	client, err := newClient(o)
+	if err != nil {
+		return err
+	}
+	shutdownTracing, err := telemetry.SetupTracing(ctx, o.NodeName, version)
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer func() { _ = shutdownTracing(context.Background()) }()
+
+	backend, err := podman.New(ctx, podman.Options{Socket: o.PodmanSocket, Logf: log.WithField("component", "podman").Infof})
+	if err != nil {
+		return fmt.Errorf("podman backend: %w", err)
+	}
+	defer backend.Close()
+	host, err := backend.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("podman info: %w", err)
+	}
+	log.WithFields(logrus.Fields{"runtime": host.RuntimeName + " " + host.RuntimeVersion, "oci": host.OCIRuntime,
+		"cgroup": host.CgroupVersion}).Info("container backend ready")
+
+	recorder, stopEvents := newRecorder(client, o.NodeName)
+	defer stopEvents()
+	core := newCore(ctx, o, backend, host, recorder, nodeIP, log)
+
+	if o.MetricsAddr != "" {
+		go serveMetrics(ctx, o.MetricsAddr, log)
+	}
+	return runNode(ctx, o, client, core, host, nodeIP, recorder, log)
+}
+
+// core is the kubelet core between the framework and the backend.
+type core struct {
+	config  *podconfig.Config
+	cache   *pleg.Cache
+	pleg    *pleg.PLEG
+	status  *status.Manager
+	loop    *syncloop.Loop
+	backend runtime.Runtime
+}
+
+func newCore(ctx context.Context, o *options, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry) *core {
+	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: status.NewManager(), backend: rt}
+	c.pleg = pleg.New(rt, c.cache, o.PLEGRelistPeriod, log.WithField("component", "pleg"))
+	mgr := kuberuntime.NewManager(rt, rec, host.RuntimeName, log.WithField("component", "kuberuntime"))
+	c.loop = syncloop.New(syncloop.Config{
+		Updates:     c.config.Updates(),
+		SourcesSeen: c.config.SeenAllSources,
+		PLEG:        c.pleg,
+		Cache:       c.cache,
+		Runtime:     mgr,
+		Status:      c.status,
+		Recorder:    rec,
+		HostIPs:     []string{nodeIP},
+		MaxPods:     o.MaxPods,
+		Log:         log.WithField("component", "syncloop"),
+	})
+	return c
+}
+
+func (c *core) start(ctx context.Context) {
+	go c.status.Run(ctx)
+	go c.pleg.Run(ctx)
+	go c.loop.Run(ctx)
+}
+
+// RuntimeStatus is the newest backend view of a pod, for the kubelet API.
+func (c *core) RuntimeStatus(uid types.UID) *runtime.PodStatus { return c.cache.Get(string(uid)) }
+
+func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *core, host runtime.HostInfo, nodeIP string, rec record.EventRecorder, log *logrus.Entry) error {
+	apiSource := c.config.Channel(podconfig.APISource)
+	var prov *provider.Provider
+	newProvider := func(pc nodeutil.ProviderConfig) (nodeutil.Provider, node.NodeProvider, error) {
+		err := nodeinfo.Fill(pc.Node, nodeinfo.Options{
+			Name: o.NodeName, InternalIP: nodeIP, KubeletPort: o.KubeletPort, MaxPods: o.MaxPods,
+			StoragePath: storagePath(o.RootDir), Version: kubeletVersion(), Host: host,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		prov = provider.New(provider.Config{
+			NodeName: o.NodeName, Source: apiSource, Status: c.status, Runtime: c.backend,
+			Pods: c, APIPods: pc.Pods, Log: log.WithField("component", "provider"),
+		})
+		np := nodeinfo.NewProvider(c.backend, pc.Node, plegHealth(c.pleg))
+		return prov, np, nil
+	}
+	tlsCfg, selfSigned, err := kubeletserver.TLSConfig(kubeletserver.TLSOptions{
+		CertFile: o.TLSCertFile, KeyFile: o.TLSKeyFile, ClientCAFile: o.ClientCAFile, NodeName: o.NodeName, NodeIP: nodeIP,
+	})
+	if err != nil {
+		return err
+	}
+	if selfSigned {
+		log.Warn("no --tls-cert-file given: serving the kubelet API with a self-signed certificate")
+	}
+	mux := http.NewServeMux()
+	handler, err := kubeletserver.Handler(ctx, client, o.NodeName, kubeletserver.AuthOptions{
+		Webhook: o.AuthorizationMode == "Webhook", ClientCAFile: o.ClientCAFile,
+	}, mux)
+	if err != nil {
+		return err
+	}
+	if o.AuthorizationMode != "Webhook" {
+		log.Warn("--authorization-mode=AlwaysAllow: the kubelet API accepts every request without authentication")
+	}
+	n, err := nodeutil.NewNode(o.NodeName, newProvider,
+		nodeutil.WithClient(client),
+		nodeutil.AttachProviderRoutes(mux),
+		func(cfg *nodeutil.NodeConfig) error {
+			cfg.HTTPListenAddr = net.JoinHostPort(o.Address, strconv.Itoa(int(o.KubeletPort)))
+			cfg.TLSConfig = tlsCfg
+			cfg.Handler = handler
+			cfg.NumWorkers = o.PodSyncWorkers
+			cfg.EventRecorder = rec
+			cfg.StreamIdleTimeout, cfg.StreamCreationTimeout = streamTimeouts()
+			return nil
+		},
+		nodeutil.WithPodControllerConfigOverrides(raiseQueueLimits),
+	)
+	if err != nil {
+		return err
+	}
+	c.start(ctx)
+	go prov.Run(ctx, n.PodController().Ready())
+	go func() {
+		if err := n.WaitReady(ctx, 0); err == nil {
+			log.WithField("node", o.NodeName).Info("node registered and ready")
+		}
+	}()
+	err = n.Run(ctx)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func newRecorder(client kubernetes.Interface, nodeName string) (record.EventRecorder, func()) {
+	eb := record.NewBroadcaster()
+	eb.StartRecordingToSink(&corev1client.EventSinkImpl{Interface: client.CoreV1().Events(v1.NamespaceAll)})
+	rec := eb.NewRecorder(scheme.Scheme, v1.EventSource{Component: "runlet", Host: nodeName})
+	return rec, eb.Shutdown
+}
+
+func storagePath(rootDir string) string {
+	for _, p := range []string{rootDir, "/var/lib/containers", "/"} {
+		if p != "" && dirExists(p) {
+			return p
+		}
+	}
+	return "/"
+}
+
+// kubeletVersion is the kubelet API level runlet follows, tagged with its own version.
+func kubeletVersion() string { return "v1.37.2-runlet-" + strings.TrimPrefix(version, "v") }

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	nodeinfo "github.com/runlet/runlet/internal/node"
+	"github.com/runlet/runlet/internal/pleg"
+	"github.com/sirupsen/logrus"
+	"github.com/virtual-kubelet/virtual-kubelet/node"
+	"golang.org/x/time/rate"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// newClient builds runlet's own client: client-go's defaults (QPS 5, burst
+// 10) would throttle status updates long before podman is the limit.
+func newClient(o *options) (kubernetes.Interface, error) {
+	var cfg *rest.Config
+	var err error
+	if o.Kubeconfig == "" {
+		cfg, err = rest.InClusterConfig()
+	} else {
+		cfg, err = clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
+	cfg.UserAgent = "runlet/" + version
+	return kubernetes.NewForConfig(cfg)
+}
+
+// raiseQueueLimits replaces the framework's default work-queue limiter
+// (10 qps overall) so a burst of pods is not queued behind it.
+func raiseQueueLimits(c *node.PodControllerConfig) error {
+	limiter := func() workqueue.TypedRateLimiter[any] {
+		return workqueue.NewTypedMaxOfRateLimiter(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[any](5*time.Millisecond, 30*time.Second),
+			&workqueue.TypedBucketRateLimiter[any]{Limiter: rate.NewLimiter(rate.Limit(500), 1000)},
+		)
+	}
+	c.SyncPodsFromKubernetesRateLimiter = limiter()
+	c.SyncPodStatusFromProviderRateLimiter = limiter()
+	c.DeletePodsFromKubernetesRateLimiter = limiter()
+	return nil
+}
+
+// streamTimeouts returns the idle and creation timeouts for exec/attach/
+// port-forward streams. virtual-kubelet v1.14.1 passes them swapped to the
+// port-forward server, so both get the kubelet's idle timeout (4 h): a
+// stream then neither dies after the 30 s creation timeout nor hangs forever.
+func streamTimeouts() (idle, creation time.Duration) {
+	return 4 * time.Hour, 4 * time.Hour
+}
+
+func plegHealth(p *pleg.PLEG) nodeinfo.HealthCheck {
+	return func() error {
+		if ok, since := p.Healthy(); !ok {
+			return fmt.Errorf("PLEG is not healthy: pleg was last seen active %s ago", since.Round(time.Second))
+		}
+		return nil
+	}
+}
+
+// resolveNodeIP returns the flag's IP or the host's first non-loopback address.
+func resolveNodeIP(flag string) (string, error) {
+	if flag != "" {
+		if net.ParseIP(flag) == nil {
+			return "", fmt.Errorf("--node-ip %q is not an IP address", flag)
+		}
+		return flag, nil
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return "", err
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil && !ipn.IP.IsLinkLocalUnicast() {
+			return ipn.IP.String(), nil
+		}
+	}
+	return "127.0.0.1", nil
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// serveMetrics serves runlet's own Prometheus metrics.
+func serveMetrics(ctx context.Context, addr string, log *logrus.Entry) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.WithError(err).Warn("metrics server stopped")
+	}
+}

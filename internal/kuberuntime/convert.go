@@ -1,0 +1,209 @@
+package kuberuntime
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/runlet/runlet/internal/runtime"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// sandboxConfig maps the pod-level parts of a pod to the backend.
+func sandboxConfig(pod *v1.Pod) runtime.SandboxConfig {
+	cfg := runtime.SandboxConfig{
+		PodUID:      string(pod.UID),
+		Namespace:   pod.Namespace,
+		Name:        pod.Name,
+		Hostname:    hostname(pod),
+		Labels:      podLabels(pod),
+		HostNetwork: pod.Spec.HostNetwork,
+	}
+	for _, c := range append(append([]v1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		for _, p := range c.Ports {
+			if p.HostPort == 0 {
+				continue
+			}
+			cfg.Ports = append(cfg.Ports, runtime.PortMapping{
+				HostIP: p.HostIP, HostPort: p.HostPort, ContainerPort: p.ContainerPort,
+				Protocol: strings.ToLower(string(orDefault(p.Protocol, v1.ProtocolTCP))),
+			})
+		}
+	}
+	if dc := pod.Spec.DNSConfig; dc != nil {
+		cfg.DNS.Servers, cfg.DNS.Searches = dc.Nameservers, dc.Searches
+		for _, o := range dc.Options {
+			opt := o.Name
+			if o.Value != nil {
+				opt += ":" + *o.Value
+			}
+			cfg.DNS.Options = append(cfg.DNS.Options, opt)
+		}
+	}
+	if len(pod.Spec.HostAliases) > 0 {
+		cfg.HostAliases = map[string][]string{}
+		for _, a := range pod.Spec.HostAliases {
+			cfg.HostAliases[a.IP] = append(cfg.HostAliases[a.IP], a.Hostnames...)
+		}
+	}
+	return cfg
+}
+
+func orDefault(p, d v1.Protocol) v1.Protocol {
+	if p == "" {
+		return d
+	}
+	return p
+}
+
+func hostname(pod *v1.Pod) string {
+	h := pod.Name
+	if pod.Spec.Hostname != "" {
+		h = pod.Spec.Hostname
+	}
+	if len(h) > 63 {
+		h = strings.TrimRight(h[:63], "-.")
+	}
+	return h
+}
+
+func podLabels(pod *v1.Pod) map[string]string {
+	return map[string]string{
+		runtime.LabelManaged:      "true",
+		runtime.LabelPodUID:       string(pod.UID),
+		runtime.LabelPodNamespace: pod.Namespace,
+		runtime.LabelPodName:      pod.Name,
+	}
+}
+
+// containerConfig maps one container of the pod to the backend.
+func containerConfig(pod *v1.Pod, c *v1.Container, attempt int, init bool) (runtime.ContainerConfig, error) {
+	env, err := envList(pod, c)
+	if err != nil {
+		return runtime.ContainerConfig{}, err
+	}
+	labels := podLabels(pod)
+	labels[runtime.LabelContainerName] = c.Name
+	labels[runtime.LabelAttempt] = strconv.Itoa(attempt)
+	labels[runtime.LabelSpecHash] = HashContainer(c)
+	if init {
+		labels[runtime.LabelInit] = "true"
+	}
+	cfg := runtime.ContainerConfig{
+		Name:        c.Name,
+		Attempt:     attempt,
+		Image:       c.Image,
+		Command:     c.Command,
+		Args:        c.Args,
+		Env:         env,
+		WorkingDir:  c.WorkingDir,
+		Stdin:       c.Stdin,
+		StdinOnce:   c.StdinOnce,
+		TTY:         c.TTY,
+		Labels:      labels,
+		Resources:   resources(c),
+		StopTimeout: gracePeriod(pod, nil),
+	}
+	if sc := c.SecurityContext; sc != nil && sc.RunAsUser != nil {
+		cfg.User = strconv.FormatInt(*sc.RunAsUser, 10)
+		if sc.RunAsGroup != nil {
+			cfg.User += ":" + strconv.FormatInt(*sc.RunAsGroup, 10)
+		}
+	} else if psc := pod.Spec.SecurityContext; psc != nil && psc.RunAsUser != nil {
+		cfg.User = strconv.FormatInt(*psc.RunAsUser, 10)
+	}
+	return cfg, nil
+}
+
+// envList renders the container's env; values from configMaps, secrets and
+// fieldRefs were resolved by the framework before the pod reached runlet,
+// resourceFieldRef is not, so it is resolved here.
+func envList(pod *v1.Pod, c *v1.Container) ([]string, error) {
+	out := make([]string, 0, len(c.Env))
+	for _, e := range c.Env {
+		val := e.Value
+		if e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil {
+			v, err := resourceFieldValue(c, e.ValueFrom.ResourceFieldRef)
+			if err != nil {
+				return nil, fmt.Errorf("env %s: %w", e.Name, err)
+			}
+			val = v
+		}
+		out = append(out, e.Name+"="+val)
+	}
+	return out, nil
+}
+
+func resourceFieldValue(c *v1.Container, ref *v1.ResourceFieldSelector) (string, error) {
+	divisor := ref.Divisor
+	if divisor.IsZero() {
+		divisor = resource.MustParse("1")
+	}
+	var q resource.Quantity
+	switch ref.Resource {
+	case "limits.cpu":
+		q = c.Resources.Limits[v1.ResourceCPU]
+	case "requests.cpu":
+		q = c.Resources.Requests[v1.ResourceCPU]
+	case "limits.memory":
+		q = c.Resources.Limits[v1.ResourceMemory]
+	case "requests.memory":
+		q = c.Resources.Requests[v1.ResourceMemory]
+	case "limits.ephemeral-storage":
+		q = c.Resources.Limits[v1.ResourceEphemeralStorage]
+	case "requests.ephemeral-storage":
+		q = c.Resources.Requests[v1.ResourceEphemeralStorage]
+	default:
+		return "", fmt.Errorf("unsupported resourceFieldRef %q", ref.Resource)
+	}
+	if strings.HasSuffix(ref.Resource, "cpu") {
+		m := q.MilliValue()
+		d := divisor.MilliValue()
+		return strconv.FormatInt((m+d-1)/d, 10), nil
+	}
+	return strconv.FormatInt((q.Value()+divisor.Value()-1)/divisor.Value(), 10), nil
+}
+
+func resources(c *v1.Container) runtime.Resources {
+	var r runtime.Resources
+	if q, ok := c.Resources.Limits[v1.ResourceCPU]; ok {
+		r.CPUMillis = q.MilliValue()
+	}
+	if q, ok := c.Resources.Limits[v1.ResourceMemory]; ok {
+		r.MemoryBytes = q.Value()
+	}
+	if q, ok := c.Resources.Requests[v1.ResourceCPU]; ok {
+		r.CPUShares = uint64(max(2, q.MilliValue()*1024/1000))
+	}
+	return r
+}
+
+// gracePeriod is how long containers get between SIGTERM and SIGKILL.
+func gracePeriod(pod *v1.Pod, override *int64) time.Duration {
+	g := int64(v1.DefaultTerminationGracePeriodSeconds)
+	switch {
+	case override != nil:
+		g = *override
+	case pod.DeletionGracePeriodSeconds != nil:
+		g = *pod.DeletionGracePeriodSeconds
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		g = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if g < 0 {
+		g = 0
+	}
+	return time.Duration(g) * time.Second
+}
+
+// HashContainer is a stable hash of a container's spec; a change means the
+// running container no longer matches what the pod asks for.
+func HashContainer(c *v1.Container) string {
+	b, _ := json.Marshal(c)
+	h := fnv.New32a()
+	_, _ = h.Write(b)
+	return strconv.FormatUint(uint64(h.Sum32()), 16)
+}

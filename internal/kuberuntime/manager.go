@@ -1,0 +1,92 @@
+// Package kuberuntime turns a pod's spec and the backend's view of it into
+// backend actions: the kubelet's kuberuntime manager, behind runtime.Runtime.
+package kuberuntime
+
+import (
+	"sync"
+	"time"
+
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/status"
+	"github.com/sirupsen/logrus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/flowcontrol"
+)
+
+// The kubelet's container restart backoff: 10 s doubling to 300 s; an entry
+// untouched for twice the maximum (10 min) starts over.
+const (
+	backoffInitial = 10 * time.Second
+	backoffMax     = 300 * time.Second
+)
+
+// Manager acts on the backend for pods.
+type Manager struct {
+	rt          runtime.Runtime
+	rec         record.EventRecorder
+	log         logrus.FieldLogger
+	runtimeName string
+
+	crashBackoff *flowcontrol.Backoff
+	imageBackoff *flowcontrol.Backoff
+
+	mu      sync.Mutex
+	waiting map[string]map[string]status.Waiting // pod UID -> container -> reason
+}
+
+// NewManager returns a manager for rt; runtimeName prefixes container IDs.
+func NewManager(rt runtime.Runtime, rec record.EventRecorder, runtimeName string, log logrus.FieldLogger) *Manager {
+	return &Manager{
+		rt: rt, rec: rec, log: log, runtimeName: runtimeName,
+		crashBackoff: flowcontrol.NewBackOff(backoffInitial, backoffMax),
+		imageBackoff: flowcontrol.NewBackOff(backoffInitial, backoffMax),
+		waiting:      map[string]map[string]status.Waiting{},
+	}
+}
+
+// RuntimeName is the prefix of container IDs in pod status.
+func (m *Manager) RuntimeName() string { return m.runtimeName }
+
+// Waiting returns why each container of the pod is waiting, as the last sync found.
+func (m *Manager) Waiting(uid string) map[string]status.Waiting {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]status.Waiting, len(m.waiting[uid]))
+	for k, v := range m.waiting[uid] {
+		out[k] = v
+	}
+	return out
+}
+
+func (m *Manager) setWaiting(uid, name string, w *status.Waiting) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w == nil {
+		delete(m.waiting[uid], name)
+		return
+	}
+	if m.waiting[uid] == nil {
+		m.waiting[uid] = map[string]status.Waiting{}
+	}
+	m.waiting[uid][name] = *w
+}
+
+// Forget drops what the manager remembers of a pod.
+func (m *Manager) Forget(uid string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.waiting, uid)
+}
+
+// GC drops backoff entries nobody touched for a long time.
+func (m *Manager) GC() {
+	m.crashBackoff.GC()
+	m.imageBackoff.GC()
+}
+
+func (m *Manager) event(pod *v1.Pod, typ, reason, format string, args ...any) {
+	if m.rec != nil && pod != nil {
+		m.rec.Eventf(pod, typ, reason, format, args...)
+	}
+}

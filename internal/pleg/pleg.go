@@ -1,0 +1,195 @@
+// Package pleg is the pod lifecycle event generator: a periodic relist of the
+// backend is the source of truth; the backend's event stream only asks for an
+// earlier relist.
+package pleg
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/sirupsen/logrus"
+)
+
+// EventType is the kind of lifecycle change seen between two relists.
+type EventType string
+
+// The event types the generic PLEG emits.
+const (
+	ContainerStarted EventType = "ContainerStarted"
+	ContainerDied    EventType = "ContainerDied"
+	ContainerRemoved EventType = "ContainerRemoved"
+	ContainerChanged EventType = "ContainerChanged"
+)
+
+// Event is one lifecycle change of one pod.
+type Event struct {
+	PodUID      string
+	Type        EventType
+	ContainerID string
+}
+
+// unhealthyAfter is the kubelet's relist threshold for PLEG health.
+const unhealthyAfter = 3 * time.Minute
+
+// PLEG relists the backend and emits lifecycle events.
+type PLEG struct {
+	rt      runtime.Runtime
+	cache   *Cache
+	period  time.Duration
+	events  chan *Event
+	trigger chan struct{}
+	last    atomic.Int64 // unix nanos of the last successful relist
+	prev    map[string]seen
+	log     logrus.FieldLogger
+}
+
+// New returns a PLEG that relists every period.
+func New(rt runtime.Runtime, cache *Cache, period time.Duration, log logrus.FieldLogger) *PLEG {
+	return &PLEG{
+		rt: rt, cache: cache, period: period, log: log,
+		events:  make(chan *Event, 1000),
+		trigger: make(chan struct{}, 1),
+		prev:    map[string]seen{},
+	}
+}
+
+// Watch is the stream of lifecycle events.
+func (p *PLEG) Watch() <-chan *Event { return p.events }
+
+// Trigger asks for a relist as soon as possible; requests coalesce.
+func (p *PLEG) Trigger() {
+	select {
+	case p.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// Healthy reports whether relists are still happening.
+func (p *PLEG) Healthy() (bool, time.Duration) {
+	last := p.last.Load()
+	if last == 0 {
+		return true, 0
+	}
+	since := time.Since(time.Unix(0, last))
+	return since <= unhealthyAfter, since
+}
+
+// Run relists until ctx ends.
+func (p *PLEG) Run(ctx context.Context) {
+	go p.watchBackendEvents(ctx)
+	t := time.NewTicker(p.period)
+	defer t.Stop()
+	for {
+		p.Relist(ctx)
+		select {
+		case <-ctx.Done():
+			p.cache.Wake()
+			return
+		case <-t.C:
+		case <-p.trigger:
+		}
+	}
+}
+
+// Relist lists the backend once, refreshes the cache and emits events.
+func (p *PLEG) Relist(ctx context.Context) {
+	ts := time.Now()
+	pods, err := p.list(ctx)
+	if err != nil {
+		p.log.WithError(err).Warn("relist failed; keeping the last known state")
+		return
+	}
+	p.last.Store(ts.UnixNano())
+	cur := map[string]seen{}
+	for uid, ps := range pods {
+		for _, c := range ps.Containers {
+			cur[c.ID] = seen{state: c.State, uid: uid}
+			if ev := diff(p.prev[c.ID].state, c.State, true); ev != "" {
+				p.emit(&Event{PodUID: uid, Type: ev, ContainerID: c.ID})
+			}
+		}
+	}
+	for id, old := range p.prev {
+		if _, ok := cur[id]; !ok {
+			if ev := diff(old.state, "", false); ev != "" {
+				p.emit(&Event{PodUID: old.uid, Type: ev, ContainerID: id})
+			}
+		}
+	}
+	p.prev = cur
+	// The cache is replaced before events are read, so a worker woken by an
+	// event already sees the state that caused it.
+	p.cache.replace(pods, ts)
+}
+
+func (p *PLEG) list(ctx context.Context) (map[string]*runtime.PodStatus, error) {
+	sbs, err := p.rt.ListSandboxes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctrs, err := p.rt.ListContainers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pods := map[string]*runtime.PodStatus{}
+	get := func(uid string) *runtime.PodStatus {
+		if ps, ok := pods[uid]; ok {
+			return ps
+		}
+		ps := &runtime.PodStatus{UID: uid}
+		pods[uid] = ps
+		return ps
+	}
+	for _, s := range sbs {
+		ps := get(s.PodUID)
+		ps.Sandboxes = append(ps.Sandboxes, s)
+	}
+	for _, c := range ctrs {
+		ps := get(c.PodUID)
+		ps.Containers = append(ps.Containers, c)
+	}
+	ts := time.Now()
+	for _, ps := range pods {
+		ps.Timestamp = ts
+		ps.SortNewestFirst()
+	}
+	return pods, nil
+}
+
+type seen struct {
+	state runtime.ContainerState
+	uid   string
+}
+
+// diff maps a state transition to the generic PLEG's event.
+func diff(old, cur runtime.ContainerState, present bool) EventType {
+	if old == cur {
+		return ""
+	}
+	switch {
+	case !present:
+		if old == runtime.ContainerExited {
+			return ContainerRemoved
+		}
+		return ContainerDied
+	case cur == runtime.ContainerRunning:
+		return ContainerStarted
+	case cur == runtime.ContainerExited:
+		return ContainerDied
+	case cur == runtime.ContainerUnknown:
+		return ContainerChanged
+	case old == "" && cur == runtime.ContainerCreated:
+		return ""
+	}
+	return ContainerChanged
+}
+
+func (p *PLEG) emit(e *Event) {
+	select {
+	case p.events <- e:
+	default:
+		p.log.WithField("pod", e.PodUID).Warn("lifecycle event channel full; event dropped, the next relist recovers")
+	}
+}

@@ -1,0 +1,305 @@
+package podman
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/runlet/runlet/internal/runtime"
+)
+
+// Options configure New.
+type Options struct {
+	// Socket is the libpod socket path ("unix://" prefix optional). Empty:
+	// the standard socket when it answers, else a private service that the
+	// backend starts and stops itself.
+	Socket string
+	// PrivateService starts a private service even when the standard socket
+	// answers (tests, or to keep runlet's settings apart from the host's).
+	PrivateService bool
+	// PodmanPath is the podman binary for a private service ("podman").
+	PodmanPath string
+	// RunDir holds a private service's socket, containers.conf and log;
+	// a new temporary directory by default (removed by Close).
+	RunDir string
+	// OCIRuntime overrides the detected OCI runtime (runc, crun, ...).
+	OCIRuntime string
+	// StartTimeout bounds how long a private service may take to answer.
+	StartTimeout time.Duration
+	// Logf receives start-up decisions and service restarts; nil discards.
+	Logf func(format string, args ...any)
+}
+
+// Backend implements runtime.Runtime on podman.
+type Backend struct {
+	opts       Options
+	client     *Client
+	info       Info
+	host       runtime.HostInfo
+	ociRuntime string
+	limits     hostLimits
+	rlimits    []RLimit
+
+	restartMu sync.Mutex // serialises service restarts
+	mu        sync.Mutex
+	svc       *service // nil when the socket belongs to someone else
+	svcCfg    serviceConfig
+	closing   bool
+	sandboxes map[string]sandboxMeta // pod ID → what never changes about it
+	details   map[string]ctrDetail   // container ID → last inspect details
+}
+
+var _ runtime.Runtime = (*Backend)(nil)
+
+// New connects to (or starts) a podman service and detects the host.
+func New(ctx context.Context, opts Options) (*Backend, error) {
+	if opts.PodmanPath == "" {
+		opts.PodmanPath = "podman"
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 30 * time.Second
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	b := &Backend{opts: opts, sandboxes: map[string]sandboxMeta{}, details: map[string]ctrDetail{}}
+	var err error
+	if opts.Socket != "" {
+		err = b.useSocket(ctx, opts.Socket)
+	} else if sock := defaultSocket(); !opts.PrivateService && pingable(ctx, sock) {
+		err = b.useSocket(ctx, sock)
+	} else {
+		err = b.startOwnService(ctx)
+	}
+	if err != nil {
+		_ = b.Close()
+		return nil, err
+	}
+	go b.supervise()
+	return b, nil
+}
+
+func pingable(ctx context.Context, sock string) bool {
+	if _, err := os.Stat(sock); err != nil {
+		return false
+	}
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err := NewClient(sock).Ping(pctx)
+	return err == nil
+}
+
+// useSocket adopts a service run by someone else: runlet can choose the OCI
+// runtime and rlimits of its containers, but not of the pods' infra
+// containers (see CreateSandbox for the hint given when those fail).
+func (b *Backend) useSocket(ctx context.Context, sock string) error {
+	b.client = NewClient(sock)
+	if err := b.client.waitReady(ctx, 5*time.Second); err != nil {
+		return err
+	}
+	if err := b.detect(ctx); err != nil {
+		return err
+	}
+	b.limits = serviceLimits(b.client.Socket())
+	b.rlimits = b.limits.rlimits()
+	b.logStartup()
+	return nil
+}
+
+// startOwnService starts a plain service first to learn the host (info and
+// the limits podman really runs with: it lowers its own RLIMIT_NPROC), then,
+// when the infra containers need another OCI runtime or clamped rlimits,
+// restarts it with a containers.conf that says so.
+func (b *Backend) startOwnService(ctx context.Context) error {
+	dir := b.opts.RunDir
+	ownDir := false
+	if dir == "" {
+		d, err := os.MkdirTemp("", "runlet-podman-")
+		if err != nil {
+			return err
+		}
+		dir, ownDir = d, true
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	svc, err := startService(ctx, b.opts.PodmanPath, dir, serviceConfig{}, b.opts.StartTimeout)
+	if err != nil {
+		if ownDir {
+			_ = os.RemoveAll(dir)
+		}
+		return err
+	}
+	svc.ownDir = ownDir
+	b.svc = svc
+	b.client = NewClient(svc.socket)
+	if err := b.detect(ctx); err != nil {
+		return err
+	}
+	if l, err := procLimits(svc.pid()); err == nil {
+		b.limits = l
+	} else {
+		b.limits = ownLimits()
+	}
+	b.rlimits = b.limits.rlimits()
+	cfg := serviceConfig{RLimits: b.rlimits}
+	if b.ociRuntime != b.info.Host.OCIRuntime.Name {
+		cfg.OCIRuntime = b.ociRuntime
+	}
+	if !cfg.empty() {
+		if err := b.restartService(ctx, cfg); err != nil {
+			return err
+		}
+	}
+	b.logStartup()
+	return nil
+}
+
+// restartService replaces the owned service by one running with cfg; the
+// caller holds restartMu or runs before supervise starts.
+func (b *Backend) restartService(ctx context.Context, cfg serviceConfig) error {
+	old := b.svc
+	_ = old.stop()
+	svc, err := startService(ctx, b.opts.PodmanPath, old.dir, cfg, b.opts.StartTimeout)
+	if err != nil {
+		return err
+	}
+	svc.ownDir = old.ownDir
+	b.mu.Lock()
+	b.svc, b.svcCfg = svc, cfg
+	b.mu.Unlock()
+	return nil
+}
+
+// detect reads /info once; none of it changes while the service runs.
+func (b *Backend) detect(ctx context.Context) error {
+	info, err := b.client.Info(ctx)
+	if err != nil {
+		return err
+	}
+	b.info = info
+	b.ociRuntime = chooseOCIRuntime(info, b.opts.OCIRuntime)
+	b.host = runtime.HostInfo{
+		RuntimeName:    "podman",
+		RuntimeVersion: info.Version.Version,
+		OCIRuntime:     b.ociRuntime,
+		CgroupVersion:  info.Host.CgroupVersion,
+		Rootless:       info.Host.Security.Rootless,
+		KernelVersion:  info.Host.Kernel,
+		OS:             info.Host.OS,
+		Arch:           info.Host.Arch,
+	}
+	return nil
+}
+
+func (b *Backend) logStartup() {
+	b.opts.Logf("podman %s at %s: cgroup %s, OCI runtime %s (service default %s), rlimits %v from %s (CAP_SYS_RESOURCE=%v)",
+		b.host.RuntimeVersion, b.client.Socket(), b.host.CgroupVersion, b.ociRuntime,
+		b.info.Host.OCIRuntime.Name, b.rlimits, b.limits.Source, b.limits.CapSysResource)
+}
+
+// supervise restarts an owned service that died (containers keep running:
+// conmon owns them), so runlet only loses status freshness for a moment.
+func (b *Backend) supervise() {
+	for {
+		b.mu.Lock()
+		svc := b.svc
+		b.mu.Unlock()
+		if svc == nil {
+			return
+		}
+		<-svc.done
+		b.mu.Lock()
+		closing, current := b.closing, b.svc == svc
+		b.mu.Unlock()
+		if closing {
+			return
+		}
+		if !current {
+			continue
+		}
+		if err := b.Reconnect(context.Background()); err != nil {
+			b.opts.Logf("podman service restart failed: %v", err)
+			time.Sleep(time.Second)
+		}
+	}
+}
+
+// Reconnect makes sure the service answers again: an owned service that
+// exited is started anew on the same socket; a foreign one is pinged. Each
+// request dials afresh, so nothing else needs resetting.
+func (b *Backend) Reconnect(ctx context.Context) error {
+	b.restartMu.Lock()
+	defer b.restartMu.Unlock()
+	b.mu.Lock()
+	svc, cfg, closing := b.svc, b.svcCfg, b.closing
+	b.mu.Unlock()
+	if closing {
+		return errors.New("podman backend closed")
+	}
+	if svc != nil {
+		select {
+		case <-svc.done:
+			b.opts.Logf("podman service (pid %d) exited; restarting it", svc.pid())
+			if err := b.restartService(ctx, cfg); err != nil {
+				return err
+			}
+		default:
+		}
+	}
+	_, err := b.client.Ping(ctx)
+	return err
+}
+
+// Client exposes the libpod client (for benchmarks and tests).
+func (b *Backend) Client() *Client { return b.client }
+
+// OCIRuntime is the OCI runtime every container is created with.
+func (b *Backend) OCIRuntime() string { return b.ociRuntime }
+
+// RLimits are the r_limits every container is created with (nil: podman's).
+func (b *Backend) RLimits() []RLimit { return b.rlimits }
+
+// ServicePID is the PID of the service the backend started, 0 if none.
+func (b *Backend) ServicePID() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.svc.pid()
+}
+
+// Close stops a service the backend started (by its PID); the containers
+// keep running. It is safe to call more than once.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	b.closing = true
+	svc := b.svc
+	b.mu.Unlock()
+	if svc == nil {
+		return nil
+	}
+	err := svc.stop()
+	if svc.ownDir {
+		_ = os.RemoveAll(svc.dir)
+	}
+	return err
+}
+
+// Ping checks the service answers.
+func (b *Backend) Ping(ctx context.Context) error {
+	_, err := b.client.Ping(ctx)
+	return err
+}
+
+// Info describes the host as detected at start-up.
+func (b *Backend) Info(ctx context.Context) (runtime.HostInfo, error) {
+	return b.host, nil
+}
+
+func wrapf(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), err)
+}

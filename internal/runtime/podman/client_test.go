@@ -1,0 +1,246 @@
+package podman
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runlet/runlet/internal/runtime"
+)
+
+var podLabels = map[string]string{
+	runtime.LabelManaged: "true", runtime.LabelPodUID: "0123456789abcdef-uid",
+	runtime.LabelPodNamespace: "ns", runtime.LabelPodName: "web",
+}
+
+func TestNotFoundCarriesPodmanMessage(t *testing.T) {
+	f := newFakePodman(t)
+	f.json("GET /containers/abc/json", 404, map[string]any{"cause": "no such container",
+		"message": `no container with name or ID "abc" found: no such container`, "response": 404})
+	_, err := f.backend().InspectContainer(context.Background(), "abc")
+	if !errors.Is(err, runtime.ErrNotFound) {
+		t.Fatalf("err = %v; want ErrNotFound", err)
+	}
+	if !strings.Contains(err.Error(), `no container with name or ID "abc" found`) {
+		t.Errorf("err = %q; want podman's message in it", err)
+	}
+}
+
+func TestServerErrorIsNotNotFound(t *testing.T) {
+	f := newFakePodman(t)
+	f.json("POST /containers/abc/start", 500, map[string]any{"cause": "OCI runtime error",
+		"message": "runc: error setting rlimit type 6: operation not permitted", "response": 500})
+	err := f.backend().StartContainer(context.Background(), "abc")
+	if err == nil || errors.Is(err, runtime.ErrNotFound) || !strings.Contains(err.Error(), "error setting rlimit type 6") {
+		t.Errorf("err = %v; want a non-404 error with podman's message", err)
+	}
+}
+
+func TestCreateContainerSpec(t *testing.T) {
+	cases := []struct {
+		name                 string
+		command, args        []string
+		wantEntry, wantCmd   []string
+		wantEntryKeyInBody   bool
+		wantCommandKeyInBody bool
+	}{
+		{"image defaults", nil, nil, nil, nil, false, false},
+		{"command only", []string{"/bin/app"}, nil, []string{"/bin/app"}, nil, true, false},
+		{"args only keep the image entrypoint", nil, []string{"--flag"}, nil, []string{"--flag"}, false, true},
+		{"both", []string{"/bin/app"}, []string{"--flag"}, []string{"/bin/app"}, []string{"--flag"}, true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakePodman(t)
+			f.json("POST /containers/create", 201, map[string]any{"Id": "c1"})
+			b := f.backend()
+			b.sandboxes["pod1"] = sandboxMeta{labels: podLabels, infraID: "infra1"}
+			id, err := b.CreateContainer(context.Background(), "pod1", runtime.ContainerConfig{
+				Name: "app", Attempt: 2, Image: "localhost/img:1", Command: tc.command, Args: tc.args,
+				Env: []string{"A=1", "B=x=y", "A=2"}, WorkingDir: "/w", User: "1000:1000", Stdin: true, TTY: true,
+				Mounts:      []runtime.Mount{{HostPath: "/h", ContainerPath: "/c", ReadOnly: true}},
+				Resources:   runtime.Resources{CPUMillis: 250, MemoryBytes: 64 << 20},
+				Labels:      map[string]string{runtime.LabelSpecHash: "h1", runtime.LabelManaged: "false"},
+				StopTimeout: 1500 * time.Millisecond,
+			})
+			if err != nil || id != "c1" {
+				t.Fatalf("CreateContainer = %q, %v", id, err)
+			}
+			body := f.sent("POST /containers/create")[0].Body
+			var raw map[string]json.RawMessage
+			var spec ContainerSpec
+			if err := json.Unmarshal(body, &raw); err != nil || json.Unmarshal(body, &spec) != nil {
+				t.Fatalf("body %s: %v", body, err)
+			}
+			_, hasEntry := raw["entrypoint"]
+			_, hasCmd := raw["command"]
+			if hasEntry != tc.wantEntryKeyInBody || hasCmd != tc.wantCommandKeyInBody ||
+				!reflect.DeepEqual(spec.Entrypoint, tc.wantEntry) || !reflect.DeepEqual(spec.Command, tc.wantCmd) {
+				t.Errorf("entrypoint %v (sent %v), command %v (sent %v); want %v, %v", spec.Entrypoint, hasEntry, spec.Command, hasCmd, tc.wantEntry, tc.wantCmd)
+			}
+			checkSpec(t, spec)
+		})
+	}
+}
+
+func checkSpec(t *testing.T, spec ContainerSpec) {
+	t.Helper()
+	wantLabels := map[string]string{
+		runtime.LabelManaged: "true", runtime.LabelPodUID: "0123456789abcdef-uid", runtime.LabelPodNamespace: "ns",
+		runtime.LabelPodName: "web", runtime.LabelContainerName: "app", runtime.LabelAttempt: "2", runtime.LabelSpecHash: "h1",
+	}
+	if !reflect.DeepEqual(spec.Labels, wantLabels) {
+		t.Errorf("labels = %v; want %v", spec.Labels, wantLabels)
+	}
+	wantRL := []RLimit{{"nofile", 20000, 20000}, {"nproc", 32768, 32768}}
+	if !reflect.DeepEqual(spec.RLimits, wantRL) {
+		t.Errorf("r_limits = %v; want %v", spec.RLimits, wantRL)
+	}
+	if spec.OCIRuntime != "runc" || spec.RestartPolicy != "no" || spec.Pod != "pod1" || spec.Image != "localhost/img:1" {
+		t.Errorf("oci_runtime %q, restart_policy %q, pod %q, image %q", spec.OCIRuntime, spec.RestartPolicy, spec.Pod, spec.Image)
+	}
+	if spec.StopTimeout == nil || *spec.StopTimeout != 2 {
+		t.Errorf("stop_timeout = %v; want 2 (rounded up)", spec.StopTimeout)
+	}
+	if spec.Name != "ns_web_0123456789ab_app_2" {
+		t.Errorf("name = %q", spec.Name)
+	}
+	if !reflect.DeepEqual(spec.Env, map[string]string{"A": "2", "B": "x=y"}) {
+		t.Errorf("env = %v", spec.Env)
+	}
+	if spec.WorkDir != "/w" || spec.User != "1000:1000" || !spec.Stdin || !spec.Terminal {
+		t.Errorf("work_dir %q user %q stdin %v terminal %v", spec.WorkDir, spec.User, spec.Stdin, spec.Terminal)
+	}
+	wantMounts := []Mount{{Destination: "/c", Type: "bind", Source: "/h", Options: []string{"rbind", "ro"}}}
+	if !reflect.DeepEqual(spec.Mounts, wantMounts) {
+		t.Errorf("mounts = %+v", spec.Mounts)
+	}
+	r := spec.ResourceLimits
+	if r == nil || r.CPU == nil || *r.CPU.Quota != 25000 || *r.CPU.Period != 100000 || r.Memory == nil || *r.Memory.Limit != 64<<20 {
+		t.Errorf("resource_limits = %+v", r)
+	}
+}
+
+func TestCreateSandboxSpec(t *testing.T) {
+	f := newFakePodman(t)
+	f.json("POST /pods/create", 201, map[string]any{"Id": "pod1"})
+	f.json("POST /pods/pod1/start", 200, map[string]any{"Id": "pod1", "Errs": nil})
+	f.json("GET /pods/pod1/json", 200, map[string]any{"Id": "pod1", "Labels": podLabels, "InfraContainerID": "infra1"})
+	f.json("GET /containers/infra1/json", 200, map[string]any{"Id": "infra1", "State": map[string]any{"Running": true, "Pid": 42},
+		"NetworkSettings": map[string]any{"IPAddress": "10.88.0.9", "Networks": map[string]any{"podman": map[string]any{"IPAddress": "10.88.0.9"}}}})
+	b := f.backend()
+	sb, err := b.CreateSandbox(context.Background(), runtime.SandboxConfig{
+		PodUID: "0123456789abcdef-uid", Namespace: "ns", Name: "web", Hostname: "web-0",
+		Labels: map[string]string{"app": "web"}, Ports: []runtime.PortMapping{{HostIP: "127.0.0.1", HostPort: 8080, ContainerPort: 80, Protocol: "TCP"}},
+		DNS:         runtime.DNSConfig{Servers: []string{"10.0.0.10"}, Searches: []string{"ns.svc"}, Options: []string{"ndots:5"}},
+		HostAliases: map[string][]string{"10.1.1.1": {"foo", "bar"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb.ID != "pod1" || !reflect.DeepEqual(sb.IPs, []string{"10.88.0.9"}) || sb.State != runtime.SandboxReady {
+		t.Errorf("sandbox = %+v", sb)
+	}
+	var spec PodSpec
+	_ = json.Unmarshal(f.sent("POST /pods/create")[0].Body, &spec)
+	want := PodSpec{Name: "ns_web_0123456789ab", Hostname: "web-0",
+		Labels:           map[string]string{"app": "web", runtime.LabelManaged: "true", runtime.LabelPodUID: "0123456789abcdef-uid", runtime.LabelPodNamespace: "ns", runtime.LabelPodName: "web"},
+		SharedNamespaces: []string{"net", "ipc", "uts"},
+		PortMappings:     []PortMapping{{HostIP: "127.0.0.1", HostPort: 8080, ContainerPort: 80, Protocol: "tcp"}},
+		DNSServer:        []string{"10.0.0.10"}, DNSSearch: []string{"ns.svc"}, DNSOption: []string{"ndots:5"},
+		HostAdd: []string{"foo:10.1.1.1", "bar:10.1.1.1"}}
+	if !reflect.DeepEqual(spec, want) {
+		t.Errorf("pod spec =\n%+v\nwant\n%+v", spec, want)
+	}
+	// The IP is cached: a second lookup costs no inspect.
+	if _, err := b.sandboxMeta(context.Background(), "pod1"); err != nil || len(f.sent("GET /containers/infra1/json")) != 1 {
+		t.Errorf("infra inspected %d times; want once", len(f.sent("GET /containers/infra1/json")))
+	}
+}
+
+func TestCreateSandboxInfraFailureRemovesPod(t *testing.T) {
+	f := newFakePodman(t)
+	f.json("POST /pods/create", 201, map[string]any{"Id": "pod1"})
+	f.json("POST /pods/pod1/start", 200, map[string]any{"Id": "pod1",
+		"Errs": []string{"starting container x: crun: setrlimit `RLIMIT_NOFILE`: Operation not permitted: OCI permission denied"}})
+	f.json("DELETE /pods/pod1", 200, map[string]any{"Id": "pod1"})
+	_, err := f.backend().CreateSandbox(context.Background(), runtime.SandboxConfig{PodUID: "u", Namespace: "ns", Name: "n"})
+	if err == nil || !strings.Contains(err.Error(), "RLIMIT_NOFILE") || !strings.Contains(err.Error(), "default_ulimits") {
+		t.Errorf("err = %v; want podman's message and the containers.conf hint", err)
+	}
+	d := f.sent("DELETE /pods/pod1")
+	if len(d) != 1 || d[0].Query["force"][0] != "true" || d[0].Query["timeout"][0] != "0" {
+		t.Errorf("pod removal = %+v; want one DELETE force=true timeout=0", d)
+	}
+}
+
+func TestPullErrorInside200(t *testing.T) {
+	f := newFakePodman(t)
+	f.json("GET /images/docker.io/library/nope:1/json", 404, map[string]any{"cause": "failed to find image", "message": "failed to find image nope:1"})
+	f.handle("POST /images/pull", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(200)
+		_, _ = w.Write([]byte(`{"stream":"Trying to pull docker.io/library/nope:1...\n"}` + "\n" +
+			`{"error":"initializing source docker://nope:1: pinging container registry registry-1.docker.io: no such host"}` + "\n"))
+	})
+	_, err := f.backend().EnsureImage(context.Background(), "docker.io/library/nope:1", runtime.PullIfNotPresent,
+		[]runtime.Credential{{Server: "https://index.docker.io/v1/", Username: "u", Password: "p"}})
+	if !errors.Is(err, runtime.ErrImageNotFound) || !strings.Contains(err.Error(), "pinging container registry") {
+		t.Fatalf("err = %v; want ErrImageNotFound with podman's message", err)
+	}
+	p := f.sent("POST /images/pull")
+	if len(p) != 1 || p[0].Query["reference"][0] != "docker.io/library/nope:1" {
+		t.Errorf("pull requests = %+v", p)
+	}
+}
+
+func TestPullSuccessAndPolicies(t *testing.T) {
+	f := newFakePodman(t)
+	f.handle("POST /images/pull", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"stream":"Writing manifest\n"}` + "\n" + `{"images":["sha1"],"id":"sha1"}` + "\n"))
+	})
+	f.json("GET /images/localhost/runlet/busybox:latest/json", 200, map[string]any{"Id": "local1"})
+	b := f.backend()
+	ctx := context.Background()
+	if id, err := b.EnsureImage(ctx, "quay.io/x/y:1", runtime.PullAlways, nil); err != nil || id != "sha1" {
+		t.Errorf("Always = %q, %v; want sha1", id, err)
+	}
+	// localhost/ images are never pullable: Always uses the local one.
+	if id, err := b.EnsureImage(ctx, "localhost/runlet/busybox:latest", runtime.PullAlways, nil); err != nil || id != "local1" {
+		t.Errorf("Always(localhost/) = %q, %v; want local1", id, err)
+	}
+	if _, err := b.EnsureImage(ctx, "quay.io/x/missing:1", runtime.PullNever, nil); !errors.Is(err, runtime.ErrImageNotFound) {
+		t.Errorf("Never(missing) = %v; want ErrImageNotFound", err)
+	}
+	if n := len(f.sent("POST /images/pull")); n != 1 {
+		t.Errorf("%d pulls; want 1", n)
+	}
+}
+
+func TestPickAuth(t *testing.T) {
+	creds := []runtime.Credential{{Server: "https://index.docker.io/v1/", Username: "hub"}, {Server: "quay.io", Username: "quay"}}
+	for image, want := range map[string]string{"nginx": "hub", "library/nginx:1": "hub", "quay.io/a/b": "quay", "ghcr.io/a/b": ""} {
+		got := ""
+		if a := pickAuth(image, creds); a != nil {
+			got = a.Username
+		}
+		if got != want {
+			t.Errorf("pickAuth(%s) = %q; want %q", image, got, want)
+		}
+	}
+}
+
+func TestPing(t *testing.T) {
+	f := newFakePodman(t)
+	f.handle("GET /_ping", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Libpod-Api-Version", "4.3.1")
+		_, _ = w.Write([]byte("OK"))
+	})
+	if v, err := f.backend().client.Ping(context.Background()); err != nil || v != "4.3.1" {
+		t.Errorf("Ping = %q, %v", v, err)
+	}
+}

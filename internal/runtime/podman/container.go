@@ -1,0 +1,203 @@
+package podman
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/runlet/runlet/internal/runtime"
+)
+
+// containerName is unique per pod UID, container and attempt, so the
+// previous attempt can be kept for `kubectl logs --previous`.
+func containerName(podLabels map[string]string, name string, attempt int) string {
+	return fmt.Sprintf("%s_%s_%d", podName(podLabels[runtime.LabelPodNamespace],
+		podLabels[runtime.LabelPodName], podLabels[runtime.LabelPodUID]), name, attempt)
+}
+
+// containerSpec turns the contract's config into libpod's create spec.
+func (b *Backend) containerSpec(podID string, podLabels map[string]string, cfg runtime.ContainerConfig) ContainerSpec {
+	spec := ContainerSpec{
+		Name:          containerName(podLabels, cfg.Name, cfg.Attempt),
+		Pod:           podID,
+		Image:         cfg.Image,
+		Env:           envMap(cfg.Env),
+		WorkDir:       cfg.WorkingDir,
+		User:          cfg.User,
+		Stdin:         cfg.Stdin,
+		Terminal:      cfg.TTY,
+		Labels:        containerLabels(podLabels, cfg),
+		Mounts:        bindMounts(cfg.Mounts),
+		RLimits:       b.rlimits,
+		RestartPolicy: "no", // runlet restarts, with kubelet's backoff
+		OCIRuntime:    b.ociRuntime,
+	}
+	// Kubernetes semantics: Command replaces ENTRYPOINT (and drops CMD), Args
+	// replace CMD. With only Args, the entrypoint stays unset and podman keeps
+	// the image's ENTRYPOINT and puts Args after it.
+	if len(cfg.Command) > 0 {
+		spec.Entrypoint = cfg.Command
+	}
+	if len(cfg.Args) > 0 {
+		spec.Command = cfg.Args
+	}
+	if cfg.StopTimeout > 0 {
+		s := uint((cfg.StopTimeout + time.Second - 1) / time.Second)
+		spec.StopTimeout = &s
+	}
+	spec.ResourceLimits = resources(cfg.Resources)
+	return spec
+}
+
+func containerLabels(podLabels map[string]string, cfg runtime.ContainerConfig) map[string]string {
+	l := make(map[string]string, len(cfg.Labels)+6)
+	for k, v := range cfg.Labels {
+		l[k] = v
+	}
+	// Pod labels reach only the infra container in podman: copy the identity.
+	for _, k := range []string{runtime.LabelPodUID, runtime.LabelPodNamespace, runtime.LabelPodName} {
+		l[k] = podLabels[k]
+	}
+	l[runtime.LabelManaged] = "true"
+	l[runtime.LabelContainerName] = cfg.Name
+	l[runtime.LabelAttempt] = strconv.Itoa(cfg.Attempt)
+	return l
+}
+
+// envMap converts KEY=value pairs; a later duplicate wins, as in Kubernetes.
+func envMap(env []string) map[string]string {
+	if len(env) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+func bindMounts(ms []runtime.Mount) []Mount {
+	var out []Mount
+	for _, m := range ms {
+		opts := []string{"rbind", "rw"}
+		if m.ReadOnly {
+			opts[1] = "ro"
+		}
+		out = append(out, Mount{Destination: m.ContainerPath, Type: "bind", Source: m.HostPath, Options: opts})
+	}
+	return out
+}
+
+// cfsPeriod is the CFS period CPU limits are expressed in (100 ms, as kubelet).
+const cfsPeriod = 100000
+
+func resources(r runtime.Resources) *LinuxResources {
+	if r == (runtime.Resources{}) {
+		return nil
+	}
+	lr := &LinuxResources{}
+	if r.MemoryBytes > 0 {
+		lr.Memory = &struct {
+			Limit *int64 `json:"limit,omitempty"`
+		}{Limit: &r.MemoryBytes}
+	}
+	if r.CPUMillis > 0 || r.CPUShares > 0 {
+		lr.CPU = &struct {
+			Shares *uint64 `json:"shares,omitempty"`
+			Quota  *int64  `json:"quota,omitempty"`
+			Period *uint64 `json:"period,omitempty"`
+		}{}
+		if r.CPUShares > 0 {
+			lr.CPU.Shares = &r.CPUShares
+		}
+		if r.CPUMillis > 0 {
+			quota, period := r.CPUMillis*cfsPeriod/1000, uint64(cfsPeriod)
+			lr.CPU.Quota, lr.CPU.Period = &quota, &period
+		}
+	}
+	return lr
+}
+
+// CreateContainer creates a container in the sandbox's namespaces.
+func (b *Backend) CreateContainer(ctx context.Context, sandboxID string, cfg runtime.ContainerConfig) (string, error) {
+	meta, err := b.sandboxMeta(ctx, sandboxID)
+	if err != nil {
+		return "", err
+	}
+	spec := b.containerSpec(sandboxID, meta.labels, cfg)
+	id, err := b.client.CreateContainer(ctx, spec)
+	return id, wrapf(err, "creating container %s", spec.Name)
+}
+
+// StartContainer starts a created container.
+func (b *Backend) StartContainer(ctx context.Context, id string) error {
+	return wrapf(b.client.StartContainer(ctx, id), "starting container %s", shortID(id))
+}
+
+// StopContainer sends SIGTERM, then SIGKILL after grace. The request may
+// take grace plus a little, so ctx should allow for it.
+func (b *Backend) StopContainer(ctx context.Context, id string, grace time.Duration) error {
+	return wrapf(b.client.StopContainer(ctx, id, grace), "stopping container %s", shortID(id))
+}
+
+// RemoveContainer force-removes a container; a missing one is not an error.
+func (b *Backend) RemoveContainer(ctx context.Context, id string) error {
+	err := b.client.RemoveContainer(ctx, id)
+	if errors.Is(err, runtime.ErrNotFound) {
+		err = nil
+	}
+	if err == nil {
+		b.mu.Lock()
+		delete(b.details, id)
+		b.mu.Unlock()
+	}
+	return wrapf(err, "removing container %s", shortID(id))
+}
+
+// InspectContainer returns one container's state with full-precision times.
+func (b *Backend) InspectContainer(ctx context.Context, id string) (runtime.Container, error) {
+	ic, err := b.client.InspectContainer(ctx, id)
+	if err != nil {
+		return runtime.Container{}, wrapf(err, "inspecting container %s", shortID(id))
+	}
+	return fromInspect(ic), nil
+}
+
+func fromInspect(ic InspectContainer) runtime.Container {
+	l := ic.Config.Labels
+	attempt, _ := strconv.Atoi(l[runtime.LabelAttempt])
+	return runtime.Container{
+		ID: ic.ID, SandboxID: ic.Pod,
+		PodUID: l[runtime.LabelPodUID], Namespace: l[runtime.LabelPodNamespace], PodName: l[runtime.LabelPodName],
+		Name: l[runtime.LabelContainerName], Attempt: attempt,
+		Image: ic.ImageName, ImageID: ic.Image,
+		State: mapState(ic.State.Status), ExitCode: ic.State.ExitCode,
+		OOMKilled: ic.State.OOMKilled, Error: ic.State.Error,
+		CreatedAt: ic.Created, StartedAt: ic.State.StartedAt, FinishedAt: ic.State.FinishedAt,
+		Labels: l,
+	}
+}
+
+// mapState folds podman's states into the contract's four.
+func mapState(s string) runtime.ContainerState {
+	switch strings.ToLower(s) {
+	case "created", "configured", "initialized":
+		return runtime.ContainerCreated
+	case "running", "paused", "stopping":
+		return runtime.ContainerRunning
+	case "exited", "stopped":
+		return runtime.ContainerExited
+	}
+	return runtime.ContainerUnknown
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

@@ -1,0 +1,78 @@
+package podman
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/runlet/runlet/internal/runtime"
+)
+
+// EventStream opens GET /events for container events of runlet-managed
+// objects since the given time: one JSON Event per line. The caller closes it.
+func (c *Client) EventStream(ctx context.Context, since time.Time) (io.ReadCloser, error) {
+	f, _ := json.Marshal(map[string][]string{"type": {"container"}, "label": {managedFilter()}})
+	q := url.Values{"stream": {"true"}, "since": {strconv.FormatInt(since.Unix(), 10)}, "filters": {string(f)}}
+	resp, err := c.send(ctx, request{method: http.MethodGet, path: "/events", query: q})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// Events streams change hints. podman's file-backed event log replays
+// ~1,700 old events when it rotates at 1 MB, and sends some spurious ones:
+// anything older than the stream's start is dropped, and the rest is only a
+// trigger for a relist. The channel closes when ctx ends or the stream breaks.
+func (b *Backend) Events(ctx context.Context) (<-chan runtime.Event, error) {
+	start := time.Now()
+	body, err := b.client.EventStream(ctx, start)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan runtime.Event, 128)
+	go func() {
+		defer close(ch)
+		defer body.Close()
+		pumpEvents(ctx, json.NewDecoder(body), start, ch)
+	}()
+	return ch, nil
+}
+
+func pumpEvents(ctx context.Context, dec *json.Decoder, start time.Time, ch chan<- runtime.Event) {
+	for {
+		var e Event
+		if err := dec.Decode(&e); err != nil {
+			return
+		}
+		ev, ok := toEvent(e, start)
+		if !ok {
+			continue
+		}
+		select {
+		case ch <- ev:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// toEvent keeps fresh container events of managed objects.
+func toEvent(e Event, start time.Time) (runtime.Event, bool) {
+	t := time.Unix(0, e.TimeNano)
+	if e.TimeNano == 0 {
+		t = time.Unix(e.Time, 0)
+	}
+	if t.Before(start) || e.Type != "container" {
+		return runtime.Event{}, false
+	}
+	a := e.Actor.Attributes
+	if a[runtime.LabelManaged] != "true" {
+		return runtime.Event{}, false
+	}
+	return runtime.Event{PodUID: a[runtime.LabelPodUID], ContainerID: e.Actor.ID, Action: e.Action, Time: t}, true
+}

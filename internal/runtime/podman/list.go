@@ -1,0 +1,154 @@
+package podman
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/runlet/runlet/internal/runtime"
+)
+
+// ctrDetail is what podman's list answer lacks (OOMKilled, Error) or cuts to
+// whole seconds (StartedAt, ExitedAt). It is read by one inspect when the
+// list shows a container in a state not seen before, then served from here:
+// a steady relist costs one API call, whatever the number of containers.
+type ctrDetail struct {
+	key               string
+	started, finished time.Time
+	oomKilled         bool
+	errMsg            string
+}
+
+// ListContainers returns every runlet-managed container except the pods'
+// infra containers, from one list call plus an inspect per state change.
+func (b *Backend) ListContainers(ctx context.Context) ([]runtime.Container, error) {
+	list, err := b.client.ListContainers(ctx, managedFilter())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]runtime.Container, 0, len(list))
+	kept := make([]ListContainer, 0, len(list))
+	seen := make(map[string]bool, len(list))
+	for _, lc := range list {
+		if lc.IsInfra {
+			continue
+		}
+		seen[lc.ID] = true
+		kept = append(kept, lc)
+		out = append(out, fromList(lc))
+	}
+	if err := b.refineAll(ctx, kept, out); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	for id := range b.details {
+		if !seen[id] {
+			delete(b.details, id)
+		}
+	}
+	b.mu.Unlock()
+	return out, nil
+}
+
+// refineLimit bounds the inspects in flight: a burst of new containers
+// should not serialise (nor flood podman with) one inspect each.
+const refineLimit = 8
+
+func (b *Backend) refineAll(ctx context.Context, list []ListContainer, out []runtime.Container) error {
+	sem := make(chan struct{}, refineLimit)
+	errs := make([]error, len(list))
+	var wg sync.WaitGroup
+	for i := range list {
+		if !b.needsInspect(list[i]) {
+			b.applyDetail(list[i], &out[i])
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = b.refine(ctx, list[i], &out[i])
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func fromList(lc ListContainer) runtime.Container {
+	l := lc.Labels
+	attempt, _ := strconv.Atoi(l[runtime.LabelAttempt])
+	return runtime.Container{
+		ID: lc.ID, SandboxID: lc.Pod,
+		PodUID: l[runtime.LabelPodUID], Namespace: l[runtime.LabelPodNamespace], PodName: l[runtime.LabelPodName],
+		Name: l[runtime.LabelContainerName], Attempt: attempt,
+		Image: lc.Image, ImageID: lc.ImageID,
+		State: mapState(lc.State), ExitCode: lc.ExitCode,
+		CreatedAt: lc.Created, StartedAt: unixTime(lc.StartedAt), FinishedAt: unixTime(lc.ExitedAt),
+		Labels: l,
+	}
+}
+
+// unixTime converts podman's list seconds; it encodes "never" as the Unix
+// time of Go's zero time.
+func unixTime(sec int64) time.Time {
+	if sec <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(sec, 0)
+}
+
+// detailKey changes whenever the list shows a new state of the container.
+func detailKey(lc ListContainer) string {
+	return fmt.Sprintf("%s|%d|%d|%d", lc.State, lc.StartedAt, lc.ExitedAt, lc.ExitCode)
+}
+
+// needsInspect: never-started containers lack nothing; others need one
+// inspect per state.
+func (b *Backend) needsInspect(lc ListContainer) bool {
+	if lc.StartedAt <= 0 {
+		return false
+	}
+	b.mu.Lock()
+	d, ok := b.details[lc.ID]
+	b.mu.Unlock()
+	return !ok || d.key != detailKey(lc)
+}
+
+// refine inspects the container and applies the full-precision details.
+func (b *Backend) refine(ctx context.Context, lc ListContainer, c *runtime.Container) error {
+	ic, err := b.client.InspectContainer(ctx, lc.ID)
+	if errors.Is(err, runtime.ErrNotFound) {
+		return nil // removed since the list: the next relist drops it
+	}
+	if err != nil {
+		return err
+	}
+	d := ctrDetail{key: detailKey(lc), started: ic.State.StartedAt, finished: ic.State.FinishedAt,
+		oomKilled: ic.State.OOMKilled, errMsg: ic.State.Error}
+	b.mu.Lock()
+	b.details[lc.ID] = d
+	b.mu.Unlock()
+	b.applyDetail(lc, c)
+	return nil
+}
+
+// applyDetail uses the cached details; inspect's times count only when
+// they are the ones the list saw (the container may have moved on).
+func (b *Backend) applyDetail(lc ListContainer, c *runtime.Container) {
+	b.mu.Lock()
+	d, ok := b.details[lc.ID]
+	b.mu.Unlock()
+	if !ok || d.key != detailKey(lc) {
+		return
+	}
+	if d.started.Unix() == lc.StartedAt {
+		c.StartedAt = d.started
+	}
+	if lc.ExitedAt > 0 && d.finished.Unix() == lc.ExitedAt {
+		c.FinishedAt = d.finished
+	}
+	c.OOMKilled, c.Error = d.oomKilled, d.errMsg
+}

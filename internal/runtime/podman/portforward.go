@@ -1,0 +1,127 @@
+package podman
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	goruntime "runtime"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// PortForward connects stream to port on the sandbox's loopback, so it
+// reaches servers bound to 127.0.0.1 as kubelet's port-forward does. The
+// dial happens inside the pod's network namespace (setns on a dedicated OS
+// thread). That needs CAP_SYS_ADMIN and the infra process visible in
+// runlet's PID namespace; otherwise the pod IP is dialled from the host,
+// which misses loopback-only servers.
+func (b *Backend) PortForward(ctx context.Context, sandboxID string, port int32, stream io.ReadWriteCloser) error {
+	defer stream.Close()
+	meta, err := b.sandboxMeta(ctx, sandboxID)
+	if err != nil {
+		return err
+	}
+	infra, err := b.client.InspectContainer(ctx, meta.infraID)
+	if err != nil {
+		return wrapf(err, "port-forward to pod %s", shortID(sandboxID))
+	}
+	conn, err := dialInNetns(ctx, infra.State.Pid, port)
+	if err != nil && len(meta.ips) > 0 && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOENT)) {
+		var d net.Dialer
+		conn, err = d.DialContext(ctx, "tcp", net.JoinHostPort(meta.ips[0], strconv.Itoa(int(port))))
+	}
+	if err != nil {
+		return fmt.Errorf("port-forward to pod %s port %d: %w", shortID(sandboxID), port, err)
+	}
+	return splice(ctx, conn.(*net.TCPConn), stream)
+}
+
+// dialInNetns dials 127.0.0.1:port (then [::1]) from the network namespace
+// of pid, on a locked OS thread that is moved back to its own namespace
+// afterwards. Should that fail, the thread stays locked and Go retires it
+// with the goroutine, so no other goroutine ever runs in the pod's namespace.
+func dialInNetns(ctx context.Context, pid int, port int32) (net.Conn, error) {
+	if pid <= 0 {
+		return nil, errors.New("the pod's infra container is not running")
+	}
+	type result struct {
+		conn net.Conn
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		goruntime.LockOSThread()
+		own, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			ch <- result{nil, fmt.Errorf("opening runlet's network namespace: %w", err)}
+			return
+		}
+		defer unix.Close(own)
+		conn, err := dialFromNetns(ctx, pid, port)
+		ch <- result{conn, err}
+		if unix.Setns(own, unix.CLONE_NEWNET) == nil {
+			goruntime.UnlockOSThread()
+		}
+	}()
+	r := <-ch
+	return r.conn, r.err
+}
+
+// splice copies both ways; each side's EOF half-closes the other, and the
+// whole ends when both directions are done or ctx is.
+func splice(ctx context.Context, conn *net.TCPConn, stream io.ReadWriteCloser) error {
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close(); stream.Close() })
+	defer stop()
+	errc := make(chan error, 2)
+	go func() {
+		_, err := io.Copy(conn, stream)
+		_ = conn.CloseWrite()
+		errc <- err
+	}()
+	go func() {
+		_, err := io.Copy(stream, conn)
+		if cw, ok := stream.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		} else {
+			_ = stream.Close()
+		}
+		errc <- err
+	}()
+	err1, err2 := <-errc, <-errc
+	if ctx.Err() != nil {
+		return nil
+	}
+	return errors.Join(ignoreClosed(err1), ignoreClosed(err2))
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrClosedPipe) {
+		return nil
+	}
+	return err
+}
+
+func dialFromNetns(ctx context.Context, pid int, port int32) (net.Conn, error) {
+	fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/net", pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening the pod's network namespace: %w", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+		return nil, fmt.Errorf("entering the pod's network namespace: %w", err)
+	}
+	d := net.Dialer{Timeout: 10 * time.Second}
+	p := strconv.Itoa(int(port))
+	conn, err := d.DialContext(ctx, "tcp4", "127.0.0.1:"+p)
+	if err != nil {
+		if c6, err6 := d.DialContext(ctx, "tcp6", "[::1]:"+p); err6 == nil {
+			return c6, nil
+		}
+	}
+	return conn, err
+}

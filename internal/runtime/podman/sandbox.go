@@ -1,0 +1,237 @@
+package podman
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/runlet/runlet/internal/runtime"
+)
+
+// sandboxMeta is what never changes about a pod once it runs; caching it
+// keeps the list path to one API call.
+type sandboxMeta struct {
+	created time.Time
+	labels  map[string]string
+	ips     []string
+	infraID string
+}
+
+func managedFilter() string { return runtime.LabelManaged + "=true" }
+
+// podName is unique per pod UID and readable in `podman pod ps`.
+func podName(namespace, name, uid string) string {
+	return fmt.Sprintf("%s_%s_%s", namespace, name, shortUID(uid))
+}
+
+func shortUID(uid string) string {
+	uid = strings.ReplaceAll(uid, "-", "")
+	if len(uid) > 12 {
+		uid = uid[:12]
+	}
+	return uid
+}
+
+func sandboxLabels(cfg runtime.SandboxConfig) map[string]string {
+	l := make(map[string]string, len(cfg.Labels)+4)
+	for k, v := range cfg.Labels {
+		l[k] = v
+	}
+	l[runtime.LabelManaged] = "true"
+	l[runtime.LabelPodUID] = cfg.PodUID
+	l[runtime.LabelPodNamespace] = cfg.Namespace
+	l[runtime.LabelPodName] = cfg.Name
+	return l
+}
+
+func podSpec(cfg runtime.SandboxConfig) PodSpec {
+	spec := PodSpec{
+		Name:             podName(cfg.Namespace, cfg.Name, cfg.PodUID),
+		Hostname:         cfg.Hostname,
+		Labels:           sandboxLabels(cfg),
+		SharedNamespaces: []string{"net", "ipc", "uts"},
+		DNSServer:        cfg.DNS.Servers,
+		DNSSearch:        cfg.DNS.Searches,
+		DNSOption:        cfg.DNS.Options,
+	}
+	if cfg.HostNetwork {
+		spec.NetNS = &Namespace{NSMode: "host"}
+	} else {
+		for _, p := range cfg.Ports {
+			spec.PortMappings = append(spec.PortMappings, PortMapping{
+				HostIP: p.HostIP, HostPort: uint16(p.HostPort),
+				ContainerPort: uint16(p.ContainerPort), Protocol: strings.ToLower(p.Protocol),
+			})
+		}
+	}
+	ips := make([]string, 0, len(cfg.HostAliases))
+	for ip := range cfg.HostAliases {
+		ips = append(ips, ip)
+	}
+	sort.Strings(ips) // deterministic /etc/hosts
+	for _, ip := range ips {
+		for _, h := range cfg.HostAliases[ip] {
+			spec.HostAdd = append(spec.HostAdd, h+":"+ip)
+		}
+	}
+	return spec
+}
+
+// CreateSandbox creates the pod and starts its infra container, so that the
+// pod IP exists when this returns.
+func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) (runtime.Sandbox, error) {
+	spec := podSpec(cfg)
+	id, err := b.client.CreatePod(ctx, spec)
+	if err != nil {
+		return runtime.Sandbox{}, wrapf(err, "creating pod %s", spec.Name)
+	}
+	if err := b.client.StartPod(ctx, id); err != nil {
+		_ = b.client.RemovePod(context.WithoutCancel(ctx), id)
+		return runtime.Sandbox{}, wrapf(infraHint(err), "starting pod %s", spec.Name)
+	}
+	meta, err := b.sandboxMeta(ctx, id)
+	if err != nil {
+		return runtime.Sandbox{}, err
+	}
+	return runtime.Sandbox{
+		ID: id, PodUID: cfg.PodUID, Namespace: cfg.Namespace, Name: cfg.Name,
+		State: runtime.SandboxReady, IPs: meta.ips, CreatedAt: meta.created, Labels: meta.labels,
+	}, nil
+}
+
+// infraHint explains infra failures runlet cannot fix per request: podman
+// 4.x takes the infra container's OCI runtime and rlimits only from
+// containers.conf.
+func infraHint(err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "rlimit") || strings.Contains(msg, "hybrid mode") {
+		return fmt.Errorf("%w (the pod's infra container takes its OCI runtime and rlimits from the podman "+
+			"service's containers.conf: set [engine] runtime and [containers] default_ulimits there, "+
+			"or let runlet start its own podman service)", err)
+	}
+	return err
+}
+
+// sandboxMeta returns the cached labels and IPs of a pod, inspecting its
+// infra container once.
+func (b *Backend) sandboxMeta(ctx context.Context, id string) (sandboxMeta, error) {
+	b.mu.Lock()
+	m, ok := b.sandboxes[id]
+	b.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	pod, err := b.client.InspectPod(ctx, id)
+	if err != nil {
+		return m, wrapf(err, "inspecting pod %s", id)
+	}
+	m = sandboxMeta{created: pod.Created, labels: pod.Labels, infraID: pod.InfraContainerID}
+	if pod.InfraContainerID != "" {
+		infra, err := b.client.InspectContainer(ctx, pod.InfraContainerID)
+		if err != nil {
+			return m, wrapf(err, "inspecting infra container of pod %s", id)
+		}
+		m.ips = containerIPs(infra)
+		if !infra.State.Running {
+			// The namespace (and IP) appears only when the infra runs: do not cache yet.
+			return m, nil
+		}
+	}
+	b.mu.Lock()
+	b.sandboxes[id] = m
+	b.mu.Unlock()
+	return m, nil
+}
+
+func containerIPs(c InspectContainer) []string {
+	var ips []string
+	seen := map[string]bool{}
+	add := func(ip string) {
+		if ip != "" && !seen[ip] {
+			seen[ip] = true
+			ips = append(ips, ip)
+		}
+	}
+	add(c.NetworkSettings.IPAddress)
+	names := make([]string, 0, len(c.NetworkSettings.Networks))
+	for n := range c.NetworkSettings.Networks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		add(c.NetworkSettings.Networks[n].IPAddress)
+	}
+	add(c.NetworkSettings.GlobalIPv6Address)
+	for _, n := range names {
+		add(c.NetworkSettings.Networks[n].GlobalIPv6Address)
+	}
+	return ips
+}
+
+// RemoveSandbox kills and removes the pod and all its containers at once.
+// Grace periods are runlet's business (StopContainer) and done by now.
+// Removing a pod that is already gone is not an error.
+func (b *Backend) RemoveSandbox(ctx context.Context, id string) error {
+	err := b.client.RemovePod(ctx, id)
+	if errors.Is(err, runtime.ErrNotFound) {
+		err = nil
+	}
+	if err == nil {
+		b.mu.Lock()
+		delete(b.sandboxes, id)
+		b.mu.Unlock()
+	}
+	return wrapf(err, "removing pod %s", id)
+}
+
+// ListSandboxes lists the runlet-managed pods.
+func (b *Backend) ListSandboxes(ctx context.Context) ([]runtime.Sandbox, error) {
+	pods, err := b.client.ListPods(ctx, managedFilter())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]runtime.Sandbox, 0, len(pods))
+	live := make(map[string]bool, len(pods))
+	for _, p := range pods {
+		live[p.ID] = true
+		sb := runtime.Sandbox{
+			ID: p.ID, PodUID: p.Labels[runtime.LabelPodUID], Namespace: p.Labels[runtime.LabelPodNamespace],
+			Name: p.Labels[runtime.LabelPodName], State: runtime.SandboxNotReady,
+			CreatedAt: p.Created, Labels: p.Labels,
+		}
+		if infraRunning(p) {
+			sb.State = runtime.SandboxReady
+			if m, err := b.sandboxMeta(ctx, p.ID); err == nil {
+				sb.IPs = m.ips
+			} else if !errors.Is(err, runtime.ErrNotFound) {
+				return nil, err
+			}
+		}
+		out = append(out, sb)
+	}
+	b.forgetSandboxes(live)
+	return out, nil
+}
+
+func infraRunning(p ListPod) bool {
+	for _, c := range p.Containers {
+		if c.ID == p.InfraID {
+			return strings.EqualFold(c.Status, "running")
+		}
+	}
+	return false
+}
+
+// forgetSandboxes drops cache entries of pods that no longer exist.
+func (b *Backend) forgetSandboxes(live map[string]bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for id := range b.sandboxes {
+		if !live[id] {
+			delete(b.sandboxes, id)
+		}
+	}
+}

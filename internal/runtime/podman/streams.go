@@ -1,0 +1,187 @@
+package podman
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/runlet/runlet/internal/runtime"
+)
+
+// Logs copies a slice of a container's log. podman 4.3 cuts the API's
+// timestamps to whole seconds (its k8s-file log on disk has nanoseconds).
+func (b *Backend) Logs(ctx context.Context, id string, opts runtime.LogOptions, stdout, stderr io.Writer) error {
+	q := url.Values{"stdout": {"true"}, "stderr": {"true"},
+		"follow": {strconv.FormatBool(opts.Follow)}, "timestamps": {strconv.FormatBool(opts.Timestamps)}}
+	if opts.TailLines >= 0 {
+		q.Set("tail", strconv.FormatInt(opts.TailLines, 10))
+	}
+	if !opts.Since.IsZero() {
+		q.Set("since", fmt.Sprintf("%d.%09d", opts.Since.Unix(), opts.Since.Nanosecond()))
+	}
+	body, err := b.client.Logs(ctx, id, q)
+	if err != nil {
+		return wrapf(err, "logs of container %s", shortID(id))
+	}
+	defer body.Close()
+	if opts.LimitBytes > 0 {
+		lim := &byteLimit{left: opts.LimitBytes}
+		stdout, stderr = lim.wrap(stdout), lim.wrap(stderr)
+	}
+	err = demux(body, stdout, stderr)
+	if errors.Is(err, errLimitReached) || ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+var errLimitReached = errors.New("log byte limit reached")
+
+// byteLimit caps the bytes written to several writers together.
+type byteLimit struct {
+	mu   sync.Mutex
+	left int64
+}
+
+type limitedWriter struct {
+	lim *byteLimit
+	w   io.Writer
+}
+
+func (l *byteLimit) wrap(w io.Writer) io.Writer {
+	if w == nil {
+		return nil
+	}
+	return &limitedWriter{lim: l, w: w}
+}
+
+func (lw *limitedWriter) Write(p []byte) (int, error) {
+	lw.lim.mu.Lock()
+	defer lw.lim.mu.Unlock()
+	if lw.lim.left <= 0 {
+		return 0, errLimitReached
+	}
+	cut := p
+	if int64(len(cut)) > lw.lim.left {
+		cut = cut[:lw.lim.left]
+	}
+	n, err := lw.w.Write(cut)
+	lw.lim.left -= int64(n)
+	if err == nil && n < len(p) {
+		err = errLimitReached
+	}
+	return n, err
+}
+
+// Exec runs cmd in the container and returns its exit code.
+func (b *Backend) Exec(ctx context.Context, id string, cmd []string, sio runtime.StreamIO) (int, error) {
+	execID, err := b.client.ExecCreate(ctx, id, ExecConfig{
+		AttachStdin: sio.Stdin != nil, AttachStdout: sio.Stdout != nil,
+		AttachStderr: sio.Stderr != nil && !sio.TTY, Tty: sio.TTY, Cmd: cmd,
+	})
+	if err != nil {
+		return -1, wrapf(err, "exec in container %s", shortID(id))
+	}
+	conn, err := b.client.ExecStart(ctx, execID, sio.TTY)
+	if err != nil {
+		return -1, wrapf(err, "starting exec in container %s", shortID(id))
+	}
+	resize := func(s runtime.TermSize) error { return b.client.ExecResize(ctx, execID, s.Width, s.Height) }
+	if err := pipe(ctx, conn, sio, resize); err != nil {
+		return -1, wrapf(err, "exec in container %s", shortID(id))
+	}
+	return b.execExitCode(ctx, execID)
+}
+
+// execExitCode reads the exit code; right after the stream ends podman may
+// still report the session as running for a moment.
+func (b *Backend) execExitCode(ctx context.Context, execID string) (int, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		st, err := b.client.ExecInspect(ctx, execID)
+		if err != nil {
+			return -1, wrapf(err, "exec session %s", shortID(execID))
+		}
+		if !st.Running {
+			return st.ExitCode, nil
+		}
+		if time.Now().After(deadline) {
+			return -1, fmt.Errorf("exec session %s still running after its stream ended", shortID(execID))
+		}
+		select {
+		case <-ctx.Done():
+			return -1, ctx.Err()
+		case <-time.After(delay):
+		}
+	}
+}
+
+// Attach connects to the container's main process until its output ends.
+func (b *Backend) Attach(ctx context.Context, id string, sio runtime.StreamIO) error {
+	ic, err := b.client.InspectContainer(ctx, id)
+	if err != nil {
+		return wrapf(err, "attaching to container %s", shortID(id))
+	}
+	sio.TTY = ic.Config.Tty // framing follows the container, not the caller
+	conn, err := b.client.Attach(ctx, id, sio.Stdin != nil, sio.Stdout != nil, sio.Stderr != nil)
+	if err != nil {
+		return wrapf(err, "attaching to container %s", shortID(id))
+	}
+	resize := func(s runtime.TermSize) error { return b.client.ResizeContainer(ctx, id, s.Width, s.Height) }
+	return wrapf(pipe(ctx, conn, sio, resize), "attached to container %s", shortID(id))
+}
+
+// pipe shuttles a hijacked stream: stdin in (half-closed at EOF, which is
+// how the process sees EOF), output out (demultiplexed unless a TTY), resize
+// events forwarded. It returns when the output ends or ctx is done. A
+// caller's stdin that never ends keeps its copier until it does.
+func pipe(ctx context.Context, conn *HijackedConn, sio runtime.StreamIO, resize func(runtime.TermSize) error) error {
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	done := make(chan struct{})
+	defer close(done)
+	if sio.Stdin != nil {
+		go func() {
+			_, _ = io.Copy(conn, sio.Stdin)
+			_ = conn.CloseWrite()
+		}()
+	}
+	if sio.Resize != nil {
+		go forwardResize(done, sio.Resize, resize)
+	}
+	var err error
+	if sio.TTY {
+		out := sio.Stdout
+		if out == nil {
+			out = io.Discard
+		}
+		_, err = io.Copy(out, conn)
+	} else {
+		err = demux(conn, sio.Stdout, sio.Stderr)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+func forwardResize(done <-chan struct{}, sizes <-chan runtime.TermSize, resize func(runtime.TermSize) error) {
+	for {
+		select {
+		case <-done:
+			return
+		case s, ok := <-sizes:
+			if !ok {
+				return
+			}
+			// A resize before the process has its terminal fails; the next one counts.
+			_ = resize(s)
+		}
+	}
+}

@@ -1,0 +1,245 @@
+package podman
+
+import "time"
+
+// The JSON shapes below are the subset of libpod's specgen and report types
+// runlet uses; names match podman 4.3 and 5.x.
+
+// PortMapping is libpod's types.PortMapping.
+type PortMapping struct {
+	HostIP        string `json:"host_ip,omitempty"`
+	ContainerPort uint16 `json:"container_port"`
+	HostPort      uint16 `json:"host_port,omitempty"`
+	Protocol      string `json:"protocol,omitempty"`
+}
+
+// Namespace is specgen.Namespace.
+type Namespace struct {
+	NSMode string `json:"nsmode,omitempty"`
+	Value  string `json:"value,omitempty"`
+}
+
+// PodSpec is the body of POST /pods/create.
+type PodSpec struct {
+	Name             string            `json:"name,omitempty"`
+	Hostname         string            `json:"hostname,omitempty"`
+	Labels           map[string]string `json:"labels,omitempty"`
+	SharedNamespaces []string          `json:"shared_namespaces,omitempty"`
+	NetNS            *Namespace        `json:"netns,omitempty"`
+	PortMappings     []PortMapping     `json:"portmappings,omitempty"`
+	DNSServer        []string          `json:"dns_server,omitempty"`
+	DNSSearch        []string          `json:"dns_search,omitempty"`
+	DNSOption        []string          `json:"dns_option,omitempty"`
+	HostAdd          []string          `json:"hostadd,omitempty"`
+}
+
+// Mount is an OCI runtime-spec mount.
+type Mount struct {
+	Destination string   `json:"destination"`
+	Type        string   `json:"type,omitempty"`
+	Source      string   `json:"source,omitempty"`
+	Options     []string `json:"options,omitempty"`
+}
+
+// RLimit is one POSIX rlimit of a container (type is a short name: "nofile").
+type RLimit struct {
+	Type string `json:"type"`
+	Hard uint64 `json:"hard"`
+	Soft uint64 `json:"soft"`
+}
+
+// LinuxResources is the subset of the OCI LinuxResources runlet sets.
+type LinuxResources struct {
+	Memory *struct {
+		Limit *int64 `json:"limit,omitempty"`
+	} `json:"memory,omitempty"`
+	CPU *struct {
+		Shares *uint64 `json:"shares,omitempty"`
+		Quota  *int64  `json:"quota,omitempty"`
+		Period *uint64 `json:"period,omitempty"`
+	} `json:"cpu,omitempty"`
+}
+
+// ContainerSpec is the body of POST /containers/create (specgen.SpecGenerator).
+type ContainerSpec struct {
+	Name           string            `json:"name,omitempty"`
+	Pod            string            `json:"pod,omitempty"`
+	Image          string            `json:"image"`
+	Entrypoint     []string          `json:"entrypoint,omitempty"`
+	Command        []string          `json:"command,omitempty"`
+	Env            map[string]string `json:"env,omitempty"`
+	WorkDir        string            `json:"work_dir,omitempty"`
+	User           string            `json:"user,omitempty"`
+	Stdin          bool              `json:"stdin,omitempty"`
+	Terminal       bool              `json:"terminal,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	Mounts         []Mount           `json:"mounts,omitempty"`
+	ResourceLimits *LinuxResources   `json:"resource_limits,omitempty"`
+	RLimits        []RLimit          `json:"r_limits,omitempty"`
+	RestartPolicy  string            `json:"restart_policy,omitempty"`
+	StopTimeout    *uint             `json:"stop_timeout,omitempty"`
+	OCIRuntime     string            `json:"oci_runtime,omitempty"`
+}
+
+// ListContainer is one entry of GET /containers/json.
+type ListContainer struct {
+	ID        string            `json:"Id"`
+	Names     []string          `json:"Names"`
+	Image     string            `json:"Image"`
+	ImageID   string            `json:"ImageID"`
+	State     string            `json:"State"`
+	ExitCode  int               `json:"ExitCode"`
+	Exited    bool              `json:"Exited"`
+	Created   time.Time         `json:"Created"`
+	StartedAt int64             `json:"StartedAt"`
+	ExitedAt  int64             `json:"ExitedAt"`
+	Labels    map[string]string `json:"Labels"`
+	Pod       string            `json:"Pod"`
+	PodName   string            `json:"PodName"`
+	IsInfra   bool              `json:"IsInfra"`
+	Pid       int               `json:"Pid"`
+}
+
+// ListPod is one entry of GET /pods/json.
+type ListPod struct {
+	ID         string            `json:"Id"`
+	Name       string            `json:"Name"`
+	Status     string            `json:"Status"`
+	Created    time.Time         `json:"Created"`
+	InfraID    string            `json:"InfraId"`
+	Labels     map[string]string `json:"Labels"`
+	Containers []struct {
+		ID     string `json:"Id"`
+		Status string `json:"Status"`
+	} `json:"Containers"`
+}
+
+// InspectContainer is the subset of GET /containers/{id}/json runlet reads.
+type InspectContainer struct {
+	ID        string    `json:"Id"`
+	Name      string    `json:"Name"`
+	Created   time.Time `json:"Created"`
+	Image     string    `json:"Image"` // image ID
+	ImageName string    `json:"ImageName"`
+	Pod       string    `json:"Pod"`
+	IsInfra   bool      `json:"IsInfra"`
+	State     struct {
+		Status     string    `json:"Status"`
+		Running    bool      `json:"Running"`
+		OOMKilled  bool      `json:"OOMKilled"`
+		Pid        int       `json:"Pid"`
+		ExitCode   int       `json:"ExitCode"`
+		Error      string    `json:"Error"`
+		StartedAt  time.Time `json:"StartedAt"`
+		FinishedAt time.Time `json:"FinishedAt"`
+	} `json:"State"`
+	Config struct {
+		Labels map[string]string `json:"Labels"`
+		Tty    bool              `json:"Tty"`
+	} `json:"Config"`
+	NetworkSettings struct {
+		IPAddress         string `json:"IPAddress"`
+		GlobalIPv6Address string `json:"GlobalIPv6Address"`
+		Networks          map[string]struct {
+			IPAddress         string `json:"IPAddress"`
+			GlobalIPv6Address string `json:"GlobalIPv6Address"`
+		} `json:"Networks"`
+	} `json:"NetworkSettings"`
+	HostConfig struct {
+		NetworkMode string `json:"NetworkMode"`
+		LogConfig   struct {
+			Type string `json:"Type"`
+			Path string `json:"Path"`
+		} `json:"LogConfig"`
+	} `json:"HostConfig"`
+}
+
+// InspectPod is the subset of GET /pods/{id}/json runlet reads.
+type InspectPod struct {
+	ID               string            `json:"Id"`
+	Name             string            `json:"Name"`
+	Created          time.Time         `json:"Created"`
+	State            string            `json:"State"`
+	Labels           map[string]string `json:"Labels"`
+	InfraContainerID string            `json:"InfraContainerID"`
+}
+
+// ImageInspect is the subset of GET /images/{ref}/json runlet reads.
+type ImageInspect struct {
+	ID     string `json:"Id"`
+	Config struct {
+		Entrypoint []string `json:"Entrypoint"`
+		Cmd        []string `json:"Cmd"`
+		WorkingDir string   `json:"WorkingDir"`
+		User       string   `json:"User"`
+	} `json:"Config"`
+}
+
+// Info is the subset of GET /info runlet reads.
+type Info struct {
+	Host struct {
+		Arch          string `json:"arch"`
+		OS            string `json:"os"`
+		Kernel        string `json:"kernel"`
+		CgroupVersion string `json:"cgroupVersion"`
+		CgroupManager string `json:"cgroupManager"`
+		EventLogger   string `json:"eventLogger"`
+		OCIRuntime    struct {
+			Name string `json:"name"`
+			Path string `json:"path"`
+		} `json:"ociRuntime"`
+		Security struct {
+			Rootless bool `json:"rootless"`
+		} `json:"security"`
+	} `json:"host"`
+	Version struct {
+		APIVersion string `json:"APIVersion"`
+		Version    string `json:"Version"`
+	} `json:"version"`
+}
+
+// ExecConfig is the body of POST /containers/{id}/exec.
+type ExecConfig struct {
+	AttachStdin  bool     `json:"AttachStdin"`
+	AttachStdout bool     `json:"AttachStdout"`
+	AttachStderr bool     `json:"AttachStderr"`
+	Tty          bool     `json:"Tty"`
+	Cmd          []string `json:"Cmd"`
+	Env          []string `json:"Env,omitempty"`
+	WorkingDir   string   `json:"WorkingDir,omitempty"`
+	User         string   `json:"User,omitempty"`
+}
+
+// ExecInspect is the subset of GET /exec/{id}/json runlet reads.
+type ExecInspect struct {
+	ID       string `json:"ID"`
+	Running  bool   `json:"Running"`
+	ExitCode int    `json:"ExitCode"`
+	Pid      int    `json:"Pid"`
+}
+
+// Stats is one entry of GET /containers/stats?stream=false.
+type Stats struct {
+	ContainerID string `json:"ContainerID"`
+	CPUNano     uint64 `json:"CPUNano"`
+	MemUsage    uint64 `json:"MemUsage"`
+	MemLimit    uint64 `json:"MemLimit"`
+	NetInput    uint64 `json:"NetInput"`
+	NetOutput   uint64 `json:"NetOutput"`
+	BlockInput  uint64 `json:"BlockInput"`
+	BlockOutput uint64 `json:"BlockOutput"`
+	PIDs        uint64 `json:"PIDs"`
+	SystemNano  uint64 `json:"SystemNano"`
+}
+
+// Event is one line of GET /events.
+type Event struct {
+	Type   string `json:"Type"`
+	Action string `json:"Action"`
+	Actor  struct {
+		ID         string            `json:"ID"`
+		Attributes map[string]string `json:"Attributes"`
+	} `json:"Actor"`
+	Time     int64 `json:"time"`
+	TimeNano int64 `json:"timeNano"`
+}

@@ -1,0 +1,165 @@
+package status
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Notifier receives a pod carrying its new status. It may be slow; the
+// manager calls it from its own goroutine, never from a pod worker.
+type Notifier func(*v1.Pod)
+
+// Manager caches the newest status of every pod and pushes changes upstream.
+type Manager struct {
+	mu       sync.Mutex
+	statuses map[types.UID]*v1.Pod
+	dirty    map[types.UID]struct{}
+	kick     chan struct{}
+	notify   Notifier
+	now      func() time.Time
+}
+
+// NewManager returns a manager that pushes through notify once Run starts.
+func NewManager() *Manager {
+	return &Manager{
+		statuses: map[types.UID]*v1.Pod{},
+		dirty:    map[types.UID]struct{}{},
+		kick:     make(chan struct{}, 1),
+		now:      time.Now,
+	}
+}
+
+// SetNotifier sets where changed statuses go.
+func (m *Manager) SetNotifier(n Notifier) {
+	m.mu.Lock()
+	m.notify = n
+	m.mu.Unlock()
+	m.signal()
+}
+
+// SetPodStatus records st for pod and queues a notification if it changed.
+func (m *Manager) SetPodStatus(pod *v1.Pod, st v1.PodStatus) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := m.statuses[pod.UID]
+	var oldStatus *v1.PodStatus
+	if old != nil {
+		oldStatus = &old.Status
+	} else if pod.Status.StartTime != nil {
+		oldStatus = &pod.Status
+	}
+	if oldStatus != nil && isTerminal(oldStatus.Phase) && !isTerminal(st.Phase) && old != nil {
+		// A terminal status is final, as on the kubelet.
+		return
+	}
+	m.carryOver(oldStatus, &st)
+	if old != nil && apiequality.Semantic.DeepEqual(old.Status, st) && podMetaEqual(old, pod) {
+		return
+	}
+	p := pod.DeepCopy()
+	p.Status = st
+	m.statuses[pod.UID] = p
+	m.dirty[pod.UID] = struct{}{}
+	m.signalLocked()
+}
+
+// carryOver keeps the start time and condition transition times stable.
+func (m *Manager) carryOver(old, st *v1.PodStatus) {
+	now := metav1.NewTime(m.now().Truncate(time.Second))
+	st.StartTime = &now
+	if old != nil && old.StartTime != nil {
+		st.StartTime = old.StartTime.DeepCopy()
+	}
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
+		c.LastTransitionTime = now
+		if old == nil {
+			continue
+		}
+		for _, oc := range old.Conditions {
+			if oc.Type == c.Type && oc.Status == c.Status {
+				c.LastTransitionTime = oc.LastTransitionTime
+			}
+		}
+	}
+}
+
+func podMetaEqual(a, b *v1.Pod) bool {
+	return a.Name == b.Name && a.Namespace == b.Namespace
+}
+
+// GetPod returns the last pod recorded with its status.
+func (m *Manager) GetPod(uid types.UID) (*v1.Pod, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.statuses[uid]
+	if !ok {
+		return nil, false
+	}
+	return p.DeepCopy(), true
+}
+
+// Delete forgets a pod.
+func (m *Manager) Delete(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.statuses, uid)
+	delete(m.dirty, uid)
+}
+
+// Run delivers queued notifications until ctx ends.
+func (m *Manager) Run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.kick:
+		}
+		for _, p := range m.drain() {
+			m.notifier()(p)
+		}
+	}
+}
+
+func (m *Manager) drain() []*v1.Pod {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.notify == nil {
+		return nil
+	}
+	out := make([]*v1.Pod, 0, len(m.dirty))
+	for uid := range m.dirty {
+		if p, ok := m.statuses[uid]; ok {
+			out = append(out, p.DeepCopy())
+		}
+		delete(m.dirty, uid)
+	}
+	return out
+}
+
+func (m *Manager) notifier() Notifier {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.notify
+}
+
+func (m *Manager) signal() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.signalLocked()
+}
+
+func (m *Manager) signalLocked() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+func isTerminal(p v1.PodPhase) bool { return p == v1.PodSucceeded || p == v1.PodFailed }

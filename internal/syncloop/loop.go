@@ -1,0 +1,155 @@
+// Package syncloop is the kubelet's syncLoop: one select over config
+// updates, lifecycle events, the sync and housekeeping tickers and probe
+// results, dispatching work to one worker per pod.
+package syncloop
+
+import (
+	"context"
+	"time"
+
+	"github.com/runlet/runlet/internal/kuberuntime"
+	"github.com/runlet/runlet/internal/pleg"
+	"github.com/runlet/runlet/internal/podconfig"
+	"github.com/runlet/runlet/internal/status"
+	"github.com/sirupsen/logrus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+)
+
+// Config wires the loop to the rest of runlet.
+type Config struct {
+	Updates     <-chan podconfig.PodUpdate
+	SourcesSeen func() bool
+	PLEG        *pleg.PLEG
+	Cache       *pleg.Cache
+	Runtime     *kuberuntime.Manager
+	Status      *status.Manager
+	Recorder    record.EventRecorder
+	HostIPs     []string
+	MaxPods     int
+	Log         logrus.FieldLogger
+	// ProbeResults carries liveness/readiness/startup results (by pod UID).
+	ProbeResults <-chan types.UID
+	// ResyncInterval is how often a healthy pod is synced anyway.
+	ResyncInterval time.Duration
+}
+
+// Loop is the sync loop.
+type Loop struct {
+	cfg     Config
+	pods    *podManager
+	workers *podWorkers
+	queue   *workQueue
+	log     logrus.FieldLogger
+}
+
+const (
+	syncPeriod         = time.Second
+	housekeepingPeriod = 2 * time.Second
+	workerBackoff      = 10 * time.Second
+)
+
+// New returns a loop; Run starts it.
+func New(cfg Config) *Loop {
+	if cfg.ResyncInterval == 0 {
+		cfg.ResyncInterval = time.Minute
+	}
+	return &Loop{cfg: cfg, pods: newPodManager(), queue: newWorkQueue(), log: cfg.Log}
+}
+
+// Run blocks until ctx ends.
+func (l *Loop) Run(ctx context.Context) {
+	l.workers = newPodWorkers(ctx, l, l.queue, l.cfg.ResyncInterval, workerBackoff)
+	syncTicker := time.NewTicker(syncPeriod)
+	defer syncTicker.Stop()
+	hk := time.NewTicker(housekeepingPeriod)
+	defer hk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case u := <-l.cfg.Updates:
+			l.handleUpdate(u)
+		case e := <-l.cfg.PLEG.Watch():
+			l.handleLifecycleEvent(e)
+		case <-syncTicker.C:
+			l.dispatchDue()
+		case uid := <-l.cfg.ProbeResults:
+			l.dispatch(uid, SyncPodSync)
+		case <-hk.C:
+			l.housekeeping(ctx)
+		}
+	}
+}
+
+func (l *Loop) handleUpdate(u podconfig.PodUpdate) {
+	l.log.WithFields(logrus.Fields{"op": u.Op.String(), "source": u.Source, "pods": len(u.Pods)}).Debug("config update")
+	for _, p := range u.Pods {
+		switch u.Op {
+		case podconfig.ADD:
+			l.handleAdd(p)
+		case podconfig.UPDATE, podconfig.DELETE:
+			l.pods.set(p)
+			l.workers.UpdatePod(p, SyncPodUpdate, nil)
+		case podconfig.REMOVE:
+			l.pods.remove(p.UID)
+			l.workers.UpdatePod(p, SyncPodKill, nil)
+		case podconfig.RECONCILE:
+			l.handleReconcile(p)
+		}
+	}
+}
+
+// handleAdd admits a pod, as HandlePodAdditions does.
+func (l *Loop) handleAdd(p *v1.Pod) {
+	if l.cfg.MaxPods > 0 && !l.workers.known(p.UID) && l.activePods() >= l.cfg.MaxPods {
+		l.reject(p, "OutOfpods", "Node didn't have enough resource: pods")
+		return
+	}
+	l.pods.set(p)
+	l.workers.UpdatePod(p, SyncPodCreate, nil)
+}
+
+func (l *Loop) activePods() int {
+	n := 0
+	for _, p := range l.pods.list() {
+		if !l.workers.isFinished(p.UID) {
+			n++
+		}
+	}
+	return n
+}
+
+// reject fails a pod the node cannot admit, with an event.
+func (l *Loop) reject(p *v1.Pod, reason, msg string) {
+	if l.cfg.Recorder != nil {
+		l.cfg.Recorder.Event(p, v1.EventTypeWarning, reason, msg)
+	}
+	st := p.Status.DeepCopy()
+	st.Phase, st.Reason, st.Message = v1.PodFailed, reason, "Pod was rejected: "+msg
+	l.cfg.Status.SetPodStatus(p, *st)
+}
+
+func (l *Loop) handleReconcile(p *v1.Pod) {
+	l.pods.set(p)
+	if p.Status.Phase == v1.PodFailed || p.Status.Phase == v1.PodSucceeded {
+		l.workers.UpdatePod(p, SyncPodSync, nil)
+	}
+}
+
+func (l *Loop) handleLifecycleEvent(e *pleg.Event) {
+	l.dispatch(types.UID(e.PodUID), SyncPodSync)
+}
+
+func (l *Loop) dispatch(uid types.UID, typ UpdateType) {
+	if p, ok := l.pods.get(uid); ok {
+		l.workers.UpdatePod(p, typ, nil)
+	}
+}
+
+func (l *Loop) dispatchDue() {
+	for _, uid := range l.queue.GetDue() {
+		l.dispatch(uid, SyncPodSync)
+	}
+}

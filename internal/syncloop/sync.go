@@ -1,0 +1,81 @@
+package syncloop
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/runlet/runlet/internal/kuberuntime"
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/status"
+	"github.com/runlet/runlet/internal/telemetry"
+	v1 "k8s.io/api/core/v1"
+)
+
+// SyncPod reports the pod's status from the newest backend view, then
+// drives the backend toward the spec.
+func (l *Loop) SyncPod(ctx context.Context, pod *v1.Pod, since time.Time) (bool, time.Duration, error) {
+	ctx, span := telemetry.StartPodSpan(ctx, "syncloop.SyncPod", pod)
+	defer span.End()
+	ps := l.cfg.Cache.GetNewerThan(string(pod.UID), since, ctx.Done())
+	l.setStatus(pod, ps, false)
+	res, err := l.cfg.Runtime.SyncPod(ctx, pod, ps)
+	if res.Changed {
+		l.cfg.PLEG.Trigger()
+	}
+	if errors.Is(err, kuberuntime.ErrBackOff) {
+		l.setStatus(pod, ps, false)
+		return false, res.RequeueAfter, nil
+	}
+	if err != nil {
+		telemetry.RecordError(span, err)
+		l.log.WithError(err).WithField("pod", pod.Namespace+"/"+pod.Name).Warn("sync failed")
+		l.setStatus(pod, ps, false)
+	}
+	if res.Terminal {
+		l.setStatus(pod, ps, true)
+	}
+	return res.Terminal, res.RequeueAfter, err
+}
+
+// SyncTerminatingPod stops every container with the grace period and reports
+// the final status.
+func (l *Loop) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, since time.Time, grace *int64) error {
+	ctx, span := telemetry.StartPodSpan(ctx, "syncloop.SyncTerminatingPod", pod)
+	defer span.End()
+	ps := l.cfg.Cache.GetNewerThan(string(pod.UID), since, ctx.Done())
+	if err := l.cfg.Runtime.KillPod(ctx, pod, ps, grace); err != nil {
+		telemetry.RecordError(span, err)
+		return err
+	}
+	l.cfg.PLEG.Relist(ctx)
+	l.setStatus(pod, l.cfg.Cache.Get(string(pod.UID)), true)
+	return nil
+}
+
+// SyncTerminatedPod cleans up after a pod whose containers all stopped. The
+// containers of a finished pod stay for its logs until the pod is deleted.
+func (l *Loop) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, since time.Time) error {
+	_, desired := l.pods.get(pod.UID)
+	if pod.DeletionTimestamp == nil && desired {
+		return nil
+	}
+	ps := l.cfg.Cache.Get(string(pod.UID))
+	if err := l.cfg.Runtime.RemovePod(ctx, ps); err != nil {
+		return err
+	}
+	l.cfg.PLEG.Trigger()
+	return nil
+}
+
+func (l *Loop) setStatus(pod *v1.Pod, ps *runtime.PodStatus, terminal bool) {
+	st := status.Generate(status.Input{
+		Pod:         pod,
+		Runtime:     ps,
+		Waiting:     l.cfg.Runtime.Waiting(string(pod.UID)),
+		RuntimeName: l.cfg.Runtime.RuntimeName(),
+		HostIPs:     l.cfg.HostIPs,
+		Terminal:    terminal,
+	})
+	l.cfg.Status.SetPodStatus(pod, st)
+}

@@ -1,0 +1,200 @@
+package syncloop
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// UpdateType is why a pod worker is asked to run.
+type UpdateType int
+
+// Update types, as the kubelet's SyncPodType.
+const (
+	SyncPodCreate UpdateType = iota
+	SyncPodUpdate
+	SyncPodSync
+	SyncPodKill
+)
+
+// workState is where a pod is in its lifecycle.
+type workState int
+
+const (
+	stateSync workState = iota
+	stateTerminating
+	stateTerminated
+)
+
+// syncer is what the pod workers drive; the sync loop implements it.
+type syncer interface {
+	SyncPod(ctx context.Context, pod *v1.Pod, since time.Time) (terminal bool, requeue time.Duration, err error)
+	SyncTerminatingPod(ctx context.Context, pod *v1.Pod, since time.Time, grace *int64) error
+	SyncTerminatedPod(ctx context.Context, pod *v1.Pod, since time.Time) error
+}
+
+// podWork is one pod's worker state.
+type podWork struct {
+	pod      *v1.Pod
+	state    workState
+	grace    *int64
+	pending  bool
+	updates  chan struct{}
+	lastSync time.Time
+	finished bool
+	removed  bool
+	done     chan struct{}
+}
+
+// podWorkers runs one goroutine per pod UID; the newest update replaces an
+// unprocessed older one.
+type podWorkers struct {
+	mu      sync.Mutex
+	work    map[types.UID]*podWork
+	syncer  syncer
+	queue   *workQueue
+	ctx     context.Context
+	resync  time.Duration
+	backoff time.Duration
+}
+
+func newPodWorkers(ctx context.Context, s syncer, q *workQueue, resync, backoff time.Duration) *podWorkers {
+	return &podWorkers{work: map[types.UID]*podWork{}, syncer: s, queue: q, ctx: ctx, resync: resync, backoff: backoff}
+}
+
+// UpdatePod hands the worker the newest pod and why.
+func (w *podWorkers) UpdatePod(pod *v1.Pod, typ UpdateType, graceOverride *int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pw, ok := w.work[pod.UID]
+	if !ok {
+		pw = &podWork{updates: make(chan struct{}, 1), done: make(chan struct{})}
+		w.work[pod.UID] = pw
+		go w.run(pod.UID, pw)
+	}
+	if pw.finished && typ != SyncPodKill && pod.DeletionTimestamp == nil {
+		// A finished pod only needs its final clean-up once it is deleted.
+		return
+	}
+	pw.pod = pod
+	if typ == SyncPodKill {
+		pw.removed = true
+	}
+	if pw.state == stateSync && (typ == SyncPodKill || pod.DeletionTimestamp != nil) {
+		pw.state = stateTerminating
+	}
+	if graceOverride != nil && (pw.grace == nil || *graceOverride < *pw.grace) {
+		pw.grace = graceOverride
+	}
+	pw.pending = true
+	select {
+	case pw.updates <- struct{}{}:
+	default:
+	}
+}
+
+func (w *podWorkers) run(uid types.UID, pw *podWork) {
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-pw.done:
+			return
+		case <-pw.updates:
+		}
+		w.mu.Lock()
+		if !pw.pending {
+			w.mu.Unlock()
+			continue
+		}
+		pod, state, grace, since := pw.pod, pw.state, pw.grace, pw.lastSync
+		pw.pending = false
+		w.mu.Unlock()
+
+		next, requeue, err := w.step(pod, state, grace, since)
+		w.complete(uid, pw, next, requeue, err)
+	}
+}
+
+func (w *podWorkers) step(pod *v1.Pod, state workState, grace *int64, since time.Time) (workState, time.Duration, error) {
+	switch state {
+	case stateSync:
+		terminal, requeue, err := w.syncer.SyncPod(w.ctx, pod, since)
+		if err == nil && terminal {
+			return stateTerminating, 0, nil
+		}
+		return stateSync, requeue, err
+	case stateTerminating:
+		if err := w.syncer.SyncTerminatingPod(w.ctx, pod, since, grace); err != nil {
+			return stateTerminating, 0, err
+		}
+		return stateTerminated, 0, nil
+	}
+	return stateTerminated, 0, w.syncer.SyncTerminatedPod(w.ctx, pod, since)
+}
+
+// complete records the outcome and schedules the next run: immediately when
+// the state advanced, at the back-off's expiry, or at the resync interval.
+func (w *podWorkers) complete(uid types.UID, pw *podWork, next workState, requeue time.Duration, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pw.lastSync = time.Now()
+	advanced := next != pw.state && pw.state != stateTerminated
+	if pw.state != stateTerminated && next > pw.state {
+		pw.state = next
+	}
+	switch {
+	case pw.state == stateTerminated && !advanced:
+		pw.finished = err == nil
+		if err != nil {
+			w.queue.Enqueue(uid, w.backoff)
+		}
+	case advanced:
+		pw.pending = true
+		select {
+		case pw.updates <- struct{}{}:
+		default:
+		}
+	case requeue > 0:
+		w.queue.Enqueue(uid, requeue)
+	case err != nil:
+		w.queue.Enqueue(uid, w.backoff)
+	default:
+		w.queue.Enqueue(uid, wait.Jitter(w.resync, 0.5))
+	}
+}
+
+// isTerminated reports a pod whose worker finished.
+func (w *podWorkers) isFinished(uid types.UID) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pw, ok := w.work[uid]
+	return ok && pw.finished
+}
+
+// known reports whether a worker exists for uid.
+func (w *podWorkers) known(uid types.UID) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.work[uid]
+	return ok
+}
+
+// forget drops finished workers of pods the sources no longer hold.
+func (w *podWorkers) forget(desired map[types.UID]bool) []types.UID {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var gone []types.UID
+	for uid, pw := range w.work {
+		if !desired[uid] && pw.finished {
+			close(pw.done)
+			delete(w.work, uid)
+			gone = append(gone, uid)
+		}
+	}
+	return gone
+}
