@@ -5,6 +5,7 @@ package pleg
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,6 +44,8 @@ type PLEG struct {
 	last    atomic.Int64 // unix nanos of the last successful relist
 	prev    map[string]seen
 	log     logrus.FieldLogger
+	// relistMu serialises relists: workers may relist synchronously.
+	relistMu sync.Mutex
 }
 
 // New returns a PLEG that relists every period.
@@ -95,6 +98,8 @@ func (p *PLEG) Run(ctx context.Context) {
 
 // Relist lists the backend once, refreshes the cache and emits events.
 func (p *PLEG) Relist(ctx context.Context) {
+	p.relistMu.Lock()
+	defer p.relistMu.Unlock()
 	ts := time.Now()
 	pods, err := p.list(ctx)
 	if err != nil {

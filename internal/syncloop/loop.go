@@ -5,6 +5,7 @@ package syncloop
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/runlet/runlet/internal/kuberuntime"
@@ -42,6 +43,8 @@ type Loop struct {
 	workers *podWorkers
 	queue   *workQueue
 	log     logrus.FieldLogger
+	// changed holds pods whose last sync touched the backend.
+	changed sync.Map
 }
 
 const (
@@ -61,6 +64,7 @@ func New(cfg Config) *Loop {
 // Run blocks until ctx ends.
 func (l *Loop) Run(ctx context.Context) {
 	l.workers = newPodWorkers(ctx, l, l.queue, l.cfg.ResyncInterval, workerBackoff)
+	l.workers.afterSync = l.afterSync
 	syncTicker := time.NewTicker(syncPeriod)
 	defer syncTicker.Stop()
 	hk := time.NewTicker(housekeepingPeriod)
@@ -151,5 +155,13 @@ func (l *Loop) dispatch(uid types.UID, typ UpdateType) {
 func (l *Loop) dispatchDue() {
 	for _, uid := range l.queue.GetDue() {
 		l.dispatch(uid, SyncPodSync)
+	}
+}
+
+// afterSync asks for a relist once a sync that changed the backend has been
+// recorded, so the pod's next sync sees the effects without waiting a period.
+func (l *Loop) afterSync(uid types.UID) {
+	if _, ok := l.changed.LoadAndDelete(uid); ok {
+		l.cfg.PLEG.Trigger()
 	}
 }

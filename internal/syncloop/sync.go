@@ -21,7 +21,7 @@ func (l *Loop) SyncPod(ctx context.Context, pod *v1.Pod, since time.Time) (bool,
 	l.setStatus(pod, ps, false)
 	res, err := l.cfg.Runtime.SyncPod(ctx, pod, ps)
 	if res.Changed {
-		l.cfg.PLEG.Trigger()
+		l.changed.Store(pod.UID, true)
 	}
 	if errors.Is(err, kuberuntime.ErrBackOff) {
 		l.setStatus(pod, ps, false)
@@ -64,7 +64,7 @@ func (l *Loop) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, since time.Ti
 	if err := l.cfg.Runtime.RemovePod(ctx, ps); err != nil {
 		return err
 	}
-	l.cfg.PLEG.Trigger()
+	l.changed.Store(pod.UID, true)
 	return nil
 }
 

@@ -60,6 +60,9 @@ type podWorkers struct {
 	ctx     context.Context
 	resync  time.Duration
 	backoff time.Duration
+	// afterSync runs once a sync is recorded; the loop uses it to ask for a
+	// relist that is guaranteed to begin after lastSync.
+	afterSync func(types.UID)
 }
 
 func newPodWorkers(ctx context.Context, s syncer, q *workQueue, resync, backoff time.Duration) *podWorkers {
@@ -117,6 +120,9 @@ func (w *podWorkers) run(uid types.UID, pw *podWork) {
 
 		next, requeue, err := w.step(pod, state, grace, since)
 		w.complete(uid, pw, next, requeue, err)
+		if w.afterSync != nil {
+			w.afterSync(uid)
+		}
 	}
 }
 
