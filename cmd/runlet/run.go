@@ -50,7 +50,7 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	}
 	defer func() { _ = shutdownTracing(context.Background()) }()
 
-	backend, err := podman.New(ctx, podman.Options{Socket: o.PodmanSocket, Logf: log.WithField("component", "podman").Infof})
+	backend, err := podman.New(ctx, podman.Options{Socket: o.PodmanSocket, Owner: o.NodeName, Logf: log.WithField("component", "podman").Infof})
 	if err != nil {
 		return fmt.Errorf("podman backend: %w", err)
 	}
@@ -85,7 +85,7 @@ type core struct {
 func newCore(ctx context.Context, o *options, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry) *core {
 	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: status.NewManager(), backend: rt}
 	c.pleg = pleg.New(rt, c.cache, o.PLEGRelistPeriod, log.WithField("component", "pleg"))
-	mgr := kuberuntime.NewManager(rt, rec, host.RuntimeName, log.WithField("component", "kuberuntime"))
+	mgr := kuberuntime.NewManager(rt, rec, host.RuntimeName, o.NodeName, log.WithField("component", "kuberuntime"))
 	c.loop = syncloop.New(syncloop.Config{
 		Updates:     c.config.Updates(),
 		SourcesSeen: c.config.SeenAllSources,

@@ -127,7 +127,7 @@ func envList(pod *v1.Pod, c *v1.Container) ([]string, error) {
 	for _, e := range c.Env {
 		val := e.Value
 		if e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil {
-			v, err := resourceFieldValue(c, e.ValueFrom.ResourceFieldRef)
+			v, err := resourceFieldValue(pod, c, e.ValueFrom.ResourceFieldRef)
 			if err != nil {
 				return nil, fmt.Errorf("env %s: %w", e.Name, err)
 			}
@@ -138,7 +138,13 @@ func envList(pod *v1.Pod, c *v1.Container) ([]string, error) {
 	return out, nil
 }
 
-func resourceFieldValue(c *v1.Container, ref *v1.ResourceFieldSelector) (string, error) {
+func resourceFieldValue(pod *v1.Pod, c *v1.Container, ref *v1.ResourceFieldSelector) (string, error) {
+	// The selector may name another container of the pod, as on the kubelet.
+	if ref.ContainerName != "" && ref.ContainerName != c.Name {
+		if c = podContainer(pod, ref.ContainerName); c == nil {
+			return "", fmt.Errorf("container %q not found in pod", ref.ContainerName)
+		}
+	}
 	divisor := ref.Divisor
 	if divisor.IsZero() {
 		divisor = resource.MustParse("1")
@@ -200,10 +206,26 @@ func gracePeriod(pod *v1.Pod, override *int64) time.Duration {
 }
 
 // HashContainer is a stable hash of a container's spec; a change means the
-// running container no longer matches what the pod asks for.
+// running container no longer matches what the pod asks for. Env is left
+// out: the framework hands it over resolved, and a changed configMap value
+// or a late service list must not restart a running container (the kubelet
+// hashes the unresolved spec). Resources are left out as the kubelet does.
 func HashContainer(c *v1.Container) string {
-	b, _ := json.Marshal(c)
+	cc := c.DeepCopy()
+	cc.Env, cc.Resources = nil, v1.ResourceRequirements{}
+	b, _ := json.Marshal(cc)
 	h := fnv.New32a()
 	_, _ = h.Write(b)
 	return strconv.FormatUint(uint64(h.Sum32()), 16)
+}
+
+func podContainer(pod *v1.Pod, name string) *v1.Container {
+	for _, list := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
 }

@@ -27,6 +27,7 @@ type Manager struct {
 	rec         record.EventRecorder
 	log         logrus.FieldLogger
 	runtimeName string
+	owner       string
 
 	crashBackoff *flowcontrol.Backoff
 	imageBackoff *flowcontrol.Backoff
@@ -35,10 +36,11 @@ type Manager struct {
 	waiting map[string]map[string]status.Waiting // pod UID -> container -> reason
 }
 
-// NewManager returns a manager for rt; runtimeName prefixes container IDs.
-func NewManager(rt runtime.Runtime, rec record.EventRecorder, runtimeName string, log logrus.FieldLogger) *Manager {
+// NewManager returns a manager for rt; runtimeName prefixes container IDs and
+// owner (the node name) is stamped on every backend object it creates.
+func NewManager(rt runtime.Runtime, rec record.EventRecorder, runtimeName, owner string, log logrus.FieldLogger) *Manager {
 	return &Manager{
-		rt: rt, rec: rec, log: log, runtimeName: runtimeName,
+		rt: rt, rec: rec, log: log, runtimeName: runtimeName, owner: owner,
 		crashBackoff: flowcontrol.NewBackOff(backoffInitial, backoffMax),
 		imageBackoff: flowcontrol.NewBackOff(backoffInitial, backoffMax),
 		waiting:      map[string]map[string]status.Waiting{},

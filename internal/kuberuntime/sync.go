@@ -43,7 +43,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 				return res, err
 			}
 		}
-		created, err := m.rt.CreateSandbox(ctx, sandboxConfig(pod))
+		cfg := sandboxConfig(pod)
+		cfg.Labels[runtime.LabelOwner] = m.owner
+		created, err := m.rt.CreateSandbox(ctx, cfg)
 		if err != nil {
 			m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
 			return res, fmt.Errorf("create sandbox: %w", err)
@@ -143,8 +145,7 @@ func (m *Manager) startCreated(ctx context.Context, pod *v1.Pod, c *v1.Container
 
 func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Container, sandboxID string, attempt int) (Result, error) {
 	uid := string(pod.UID)
-	imageID, res, err := m.ensureImage(ctx, pod, c)
-	if err != nil {
+	if res, err := m.ensureImage(ctx, pod, c); err != nil {
 		return res, err
 	}
 	cfg, err := containerConfig(pod, c, attempt, false)
@@ -153,7 +154,7 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contain
 		m.event(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return Result{}, err
 	}
-	_ = imageID
+	cfg.Labels[runtime.LabelOwner] = m.owner
 	id, err := m.rt.CreateContainer(ctx, sandboxID, cfg)
 	if err != nil {
 		m.setWaiting(uid, c.Name, &status.Waiting{Reason: "CreateContainerError", Message: err.Error()})
@@ -177,17 +178,17 @@ func (m *Manager) failStart(pod *v1.Pod, c *v1.Container, err error) (Result, er
 
 // ensureImage applies the pull policy with the kubelet's image back-off:
 // ErrImagePull on a failure, ImagePullBackOff while the back-off runs.
-func (m *Manager) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container) (string, Result, error) {
+func (m *Manager) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container) (Result, error) {
 	uid := string(pod.UID)
 	key := uid + "/" + c.Name + "/" + c.Image
 	if m.imageBackoff.IsInBackOffSinceUpdate(key, time.Now()) {
 		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
 		m.setWaiting(uid, c.Name, &status.Waiting{Reason: "ImagePullBackOff", Message: msg})
 		m.event(pod, v1.EventTypeNormal, "BackOff", "%s", msg)
-		return "", Result{RequeueAfter: time.Second}, fmt.Errorf("%w: %s", ErrBackOff, msg)
+		return Result{RequeueAfter: time.Second}, fmt.Errorf("%w: %s", ErrBackOff, msg)
 	}
 	policy := pullPolicy(c)
-	id, err := m.rt.EnsureImage(ctx, c.Image, policy, nil)
+	_, err := m.rt.EnsureImage(ctx, c.Image, policy, nil)
 	if err != nil {
 		m.imageBackoff.Next(key, time.Now())
 		reason := "ErrImagePull"
@@ -197,13 +198,13 @@ func (m *Manager) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container)
 		m.setWaiting(uid, c.Name, &status.Waiting{Reason: reason, Message: err.Error()})
 		m.event(pod, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
 		m.event(pod, v1.EventTypeWarning, "Failed", "Error: %s", reason)
-		return "", Result{RequeueAfter: time.Second}, fmt.Errorf("image %s: %w", c.Image, err)
+		return Result{RequeueAfter: time.Second}, fmt.Errorf("image %s: %w", c.Image, err)
 	}
 	m.imageBackoff.Reset(key)
 	if policy != runtime.PullAlways {
 		m.event(pod, v1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
 	}
-	return id, Result{}, nil
+	return Result{}, nil
 }
 
 func pullPolicy(c *v1.Container) runtime.PullPolicy {

@@ -101,35 +101,41 @@ func (p *PLEG) Relist(ctx context.Context) {
 	p.relistMu.Lock()
 	defer p.relistMu.Unlock()
 	ts := time.Now()
-	pods, err := p.list(ctx)
+	pods, err := p.list(ctx, ts)
 	if err != nil {
 		p.log.WithError(err).Warn("relist failed; keeping the last known state")
 		return
 	}
 	p.last.Store(ts.UnixNano())
 	cur := map[string]seen{}
+	var events []*Event
 	for uid, ps := range pods {
 		for _, c := range ps.Containers {
 			cur[c.ID] = seen{state: c.State, uid: uid}
 			if ev := diff(p.prev[c.ID].state, c.State, true); ev != "" {
-				p.emit(&Event{PodUID: uid, Type: ev, ContainerID: c.ID})
+				events = append(events, &Event{PodUID: uid, Type: ev, ContainerID: c.ID})
 			}
 		}
 	}
 	for id, old := range p.prev {
 		if _, ok := cur[id]; !ok {
 			if ev := diff(old.state, "", false); ev != "" {
-				p.emit(&Event{PodUID: old.uid, Type: ev, ContainerID: id})
+				events = append(events, &Event{PodUID: old.uid, Type: ev, ContainerID: id})
 			}
 		}
 	}
 	p.prev = cur
-	// The cache is replaced before events are read, so a worker woken by an
+	// The cache is replaced before events are sent, so a worker woken by an
 	// event already sees the state that caused it.
 	p.cache.replace(pods, ts)
+	for _, e := range events {
+		p.emit(e)
+	}
 }
 
-func (p *PLEG) list(ctx context.Context) (map[string]*runtime.PodStatus, error) {
+// list builds every pod's view, stamped ts: the relist's start, so that a
+// view never passes for newer than a change made while it was being listed.
+func (p *PLEG) list(ctx context.Context, ts time.Time) (map[string]*runtime.PodStatus, error) {
 	sbs, err := p.rt.ListSandboxes(ctx)
 	if err != nil {
 		return nil, err
@@ -155,7 +161,6 @@ func (p *PLEG) list(ctx context.Context) (map[string]*runtime.PodStatus, error) 
 		ps := get(c.PodUID)
 		ps.Containers = append(ps.Containers, c)
 	}
-	ts := time.Now()
 	for _, ps := range pods {
 		ps.Timestamp = ts
 		ps.SortNewestFirst()

@@ -15,6 +15,11 @@ import (
 // storage keeps pods[source][uid] and turns each snapshot into the minimal
 // set of updates, emitted in the kubelet's order.
 type storage struct {
+	// sendMu serialises merges so that each one's updates leave in order; mu
+	// guards the maps only and is never held while sending, so seenAll (read
+	// by the updates' consumer) cannot wait on a merge blocked on a full
+	// channel, as the kubelet's updateLock/podLock split ensures.
+	sendMu  sync.Mutex
 	mu      sync.Mutex
 	pods    map[string]map[types.UID]*v1.Pod
 	seen    sets.Set[string]
@@ -36,11 +41,13 @@ func newStorage(updates chan<- PodUpdate, rec record.EventRecorder) *storage {
 // merge diffs a full snapshot of source against what it sent before and
 // emits REMOVE, ADD, UPDATE, DELETE, the first-seen marker, then RECONCILE.
 func (s *storage) merge(source string, snapshot []*v1.Pod) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	firstSet := !s.seen.Has(source)
 	s.seen.Insert(source)
 	d := s.diff(source, snapshot)
+	s.mu.Unlock()
 	for _, u := range []PodUpdate{
 		{Op: REMOVE, Pods: d.removes}, {Op: ADD, Pods: d.adds},
 		{Op: UPDATE, Pods: d.updates}, {Op: DELETE, Pods: d.deletes},

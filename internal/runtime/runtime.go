@@ -13,7 +13,10 @@ import (
 // Labels runlet stamps on every backend object; they are how a restarted
 // runlet finds and re-adopts what it created.
 const (
-	LabelManaged       = "io.runlet.managed"
+	LabelManaged = "io.runlet.managed"
+	// LabelOwner names the runlet (its node) that manages the object: several
+	// runlets may share one podman, and each must see only its own pods.
+	LabelOwner         = "io.runlet.owner"
 	LabelPodUID        = "io.runlet.pod.uid"
 	LabelPodNamespace  = "io.runlet.pod.namespace"
 	LabelPodName       = "io.runlet.pod.name"

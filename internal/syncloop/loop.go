@@ -154,6 +154,12 @@ func (l *Loop) dispatch(uid types.UID, typ UpdateType) {
 
 func (l *Loop) dispatchDue() {
 	for _, uid := range l.queue.GetDue() {
+		if _, ok := l.pods.get(uid); !ok {
+			// No source holds the pod any more, but its worker may still owe a
+			// retry of a failed termination or clean-up.
+			l.workers.resume(uid)
+			continue
+		}
 		l.dispatch(uid, SyncPodSync)
 	}
 }

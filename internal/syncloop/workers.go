@@ -174,6 +174,21 @@ func (w *podWorkers) complete(uid types.UID, pw *podWork, next workState, requeu
 	}
 }
 
+// resume re-runs an unfinished worker with the pod it already holds.
+func (w *podWorkers) resume(uid types.UID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pw, ok := w.work[uid]
+	if !ok || pw.finished || pw.pod == nil {
+		return
+	}
+	pw.pending = true
+	select {
+	case pw.updates <- struct{}{}:
+	default:
+	}
+}
+
 // isTerminated reports a pod whose worker finished.
 func (w *podWorkers) isFinished(uid types.UID) bool {
 	w.mu.Lock()

@@ -29,6 +29,9 @@ type Options struct {
 	OCIRuntime string
 	// StartTimeout bounds how long a private service may take to answer.
 	StartTimeout time.Duration
+	// Owner, when set, is stamped on nothing but filters everything: the
+	// backend lists and watches only objects labelled io.runlet.owner=Owner.
+	Owner string
 	// Logf receives start-up decisions and service restarts; nil discards.
 	Logf func(format string, args ...any)
 }

@@ -15,7 +15,7 @@ import (
 // EventStream opens GET /events for container events of runlet-managed
 // objects since the given time: one JSON Event per line. The caller closes it.
 func (c *Client) EventStream(ctx context.Context, since time.Time) (io.ReadCloser, error) {
-	f, _ := json.Marshal(map[string][]string{"type": {"container"}, "label": {managedFilter()}})
+	f, _ := json.Marshal(map[string][]string{"type": {"container"}, "label": {runtime.LabelManaged + "=true"}})
 	q := url.Values{"stream": {"true"}, "since": {strconv.FormatInt(since.Unix(), 10)}, "filters": {string(f)}}
 	resp, err := c.send(ctx, request{method: http.MethodGet, path: "/events", query: q})
 	if err != nil {

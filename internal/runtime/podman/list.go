@@ -25,7 +25,7 @@ type ctrDetail struct {
 // ListContainers returns every runlet-managed container except the pods'
 // infra containers, from one list call plus an inspect per state change.
 func (b *Backend) ListContainers(ctx context.Context) ([]runtime.Container, error) {
-	list, err := b.client.ListContainers(ctx, managedFilter())
+	list, err := b.client.ListContainers(ctx, b.managedFilter())
 	if err != nil {
 		return nil, err
 	}

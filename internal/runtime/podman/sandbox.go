@@ -20,7 +20,14 @@ type sandboxMeta struct {
 	infraID string
 }
 
-func managedFilter() string { return runtime.LabelManaged + "=true" }
+// managedFilter selects the objects this backend manages: those of its
+// owner when one is set, else every runlet-managed object.
+func (b *Backend) managedFilter() string {
+	if b.opts.Owner != "" {
+		return runtime.LabelOwner + "=" + b.opts.Owner
+	}
+	return runtime.LabelManaged + "=true"
+}
 
 // podName is unique per pod UID and readable in `podman pod ps`.
 func podName(namespace, name, uid string) string {
@@ -189,7 +196,7 @@ func (b *Backend) RemoveSandbox(ctx context.Context, id string) error {
 
 // ListSandboxes lists the runlet-managed pods.
 func (b *Backend) ListSandboxes(ctx context.Context) ([]runtime.Sandbox, error) {
-	pods, err := b.client.ListPods(ctx, managedFilter())
+	pods, err := b.client.ListPods(ctx, b.managedFilter())
 	if err != nil {
 		return nil, err
 	}

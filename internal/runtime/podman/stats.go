@@ -53,7 +53,7 @@ func (b *Backend) statsOneByOne(ctx context.Context, ids []string) ([]Stats, err
 }
 
 func (b *Backend) runningIDs(ctx context.Context) ([]string, error) {
-	list, err := b.client.ListContainers(ctx, managedFilter())
+	list, err := b.client.ListContainers(ctx, b.managedFilter())
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,118 @@
+package kuberuntime
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func TestEnvResourceFieldRef(t *testing.T) {
+	q := resource.MustParse
+	pod := newPod(v1.RestartPolicyAlways, "c", "side")
+	pod.Spec.Containers[0].Resources = v1.ResourceRequirements{
+		Limits:   v1.ResourceList{v1.ResourceCPU: q("1500m"), v1.ResourceMemory: q("128Mi")},
+		Requests: v1.ResourceList{v1.ResourceCPU: q("250m"), v1.ResourceMemory: q("64Mi")},
+	}
+	pod.Spec.Containers[1].Resources.Limits = v1.ResourceList{v1.ResourceMemory: q("1Gi")}
+	cases := []struct {
+		resource, divisor, container, want string
+	}{
+		{"limits.cpu", "", "", "2"}, // rounded up to whole cores
+		{"limits.cpu", "1m", "", "1500"},
+		{"requests.cpu", "", "", "1"},
+		{"requests.cpu", "100m", "", "3"},
+		{"limits.memory", "", "", "134217728"},
+		{"limits.memory", "1Mi", "", "128"},
+		{"requests.memory", "1Mi", "", "64"},
+		{"limits.memory", "1Mi", "side", "1024"}, // another container's resources
+	}
+	for _, tc := range cases {
+		c := pod.Spec.Containers[0].DeepCopy()
+		ref := &v1.ResourceFieldSelector{Resource: tc.resource, ContainerName: tc.container}
+		if tc.divisor != "" {
+			ref.Divisor = q(tc.divisor)
+		}
+		c.Env = []v1.EnvVar{{Name: "PLAIN", Value: "x"}, {Name: "R", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: ref}}}
+		got, err := envList(pod, c)
+		if err != nil {
+			t.Errorf("%s/%s: %v", tc.resource, tc.divisor, err)
+			continue
+		}
+		if want := []string{"PLAIN=x", "R=" + tc.want}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s/%s/%s: env = %v; want %v", tc.resource, tc.divisor, tc.container, got, want)
+		}
+	}
+	for _, bad := range []v1.ResourceFieldSelector{{Resource: "limits.gpu"}, {Resource: "limits.cpu", ContainerName: "nope"}} {
+		c := pod.Spec.Containers[0].DeepCopy()
+		c.Env = []v1.EnvVar{{Name: "R", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &bad}}}
+		if _, err := envList(pod, c); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+func TestContainerConfigMapping(t *testing.T) {
+	uid, gid, grace := int64(1000), int64(2000), int64(5)
+	cases := []struct {
+		name      string
+		mod       func(*v1.Pod)
+		cmd, args []string
+		user      string
+		stop      time.Duration
+		cpuMillis int64
+		memory    int64
+	}{
+		{name: "image defaults", mod: func(*v1.Pod) {}, stop: 30 * time.Second},
+		{name: "command and args", mod: func(p *v1.Pod) {
+			p.Spec.Containers[0].Command, p.Spec.Containers[0].Args = []string{"sh", "-c"}, []string{"echo hi"}
+		}, cmd: []string{"sh", "-c"}, args: []string{"echo hi"}, stop: 30 * time.Second},
+		{name: "args only", mod: func(p *v1.Pod) { p.Spec.Containers[0].Args = []string{"--flag"} },
+			args: []string{"--flag"}, stop: 30 * time.Second},
+		{name: "user and grace", mod: func(p *v1.Pod) {
+			p.Spec.Containers[0].SecurityContext = &v1.SecurityContext{RunAsUser: &uid, RunAsGroup: &gid}
+			p.Spec.TerminationGracePeriodSeconds = &grace
+		}, user: "1000:2000", stop: 5 * time.Second},
+		{name: "pod user", mod: func(p *v1.Pod) {
+			p.Spec.SecurityContext = &v1.PodSecurityContext{RunAsUser: &uid}
+		}, user: "1000", stop: 30 * time.Second},
+		{name: "limits", mod: func(p *v1.Pod) {
+			p.Spec.Containers[0].Resources.Limits = v1.ResourceList{
+				v1.ResourceCPU: resource.MustParse("500m"), v1.ResourceMemory: resource.MustParse("64Mi")}
+		}, stop: 30 * time.Second, cpuMillis: 500, memory: 64 << 20},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			pod := newPod(v1.RestartPolicyAlways, "c")
+			tc.mod(pod)
+			if _, err := e.sync(pod); err != nil {
+				t.Fatal(err)
+			}
+			cfg, ok := e.f.Config(e.latest(pod, "c").ID)
+			if !ok {
+				t.Fatal("no config")
+			}
+			if fmt.Sprint(cfg.Command) != fmt.Sprint(tc.cmd) || fmt.Sprint(cfg.Args) != fmt.Sprint(tc.args) {
+				t.Errorf("command %q args %q; want %q %q", cfg.Command, cfg.Args, tc.cmd, tc.args)
+			}
+			if cfg.User != tc.user || cfg.StopTimeout != tc.stop || cfg.Image != "img:1" || cfg.Name != "c" {
+				t.Errorf("config = %+v", cfg)
+			}
+			if cfg.Resources.CPUMillis != tc.cpuMillis || cfg.Resources.MemoryBytes != tc.memory {
+				t.Errorf("resources = %+v", cfg.Resources)
+			}
+		})
+	}
+}
+
+func TestHashContainerChangesWithSpec(t *testing.T) {
+	a := v1.Container{Name: "c", Image: "img:1"}
+	b := a
+	b.Image = "img:2"
+	if HashContainer(&a) == HashContainer(&b) || HashContainer(&a) != HashContainer(a.DeepCopy()) {
+		t.Error("hash does not follow the spec")
+	}
+}

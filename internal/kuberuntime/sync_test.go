@@ -1,0 +1,242 @@
+package kuberuntime
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runlet/runlet/internal/pleg"
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/runtimefake"
+	"github.com/sirupsen/logrus"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+)
+
+type env struct {
+	t     *testing.T
+	ctx   context.Context
+	f     *runtimefake.Fake
+	m     *Manager
+	cache *pleg.Cache
+	pleg  *pleg.PLEG
+}
+
+func newEnv(t *testing.T) *env {
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	f := runtimefake.New()
+	cache := pleg.NewCache()
+	return &env{t: t, ctx: context.Background(), f: f, cache: cache,
+		m:    NewManager(f, record.NewFakeRecorder(1000), "podman", "node-1", log),
+		pleg: pleg.New(f, cache, time.Hour, log)}
+}
+
+// status relists the fake, as the PLEG does before each sync.
+func (e *env) status(pod *v1.Pod) *runtime.PodStatus {
+	e.pleg.Relist(e.ctx)
+	return e.cache.Get(string(pod.UID))
+}
+
+func (e *env) sync(pod *v1.Pod) (Result, error) {
+	return e.m.SyncPod(e.ctx, pod, e.status(pod))
+}
+
+// latest returns the newest container named name.
+func (e *env) latest(pod *v1.Pod, name string) *runtime.Container {
+	e.t.Helper()
+	cur, _ := e.status(pod).Latest(name)
+	if cur == nil {
+		e.t.Fatalf("no container %s", name)
+	}
+	return cur
+}
+
+func newPod(policy v1.RestartPolicy, names ...string) *v1.Pod {
+	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "uid-1", Name: "p", Namespace: "ns"},
+		Spec: v1.PodSpec{RestartPolicy: policy}}
+	for _, n := range names {
+		p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: n, Image: "img:1"})
+	}
+	return p
+}
+
+func TestSyncPodCreates(t *testing.T) {
+	e := newEnv(t)
+	pod := newPod(v1.RestartPolicyAlways, "a", "b")
+	res, err := e.sync(pod)
+	if err != nil || !res.Changed || res.Terminal {
+		t.Fatalf("SyncPod = %+v, %v", res, err)
+	}
+	if sbs := e.f.Sandboxes(); len(sbs) != 1 || sbs[0].PodUID != "uid-1" || sbs[0].Labels[runtime.LabelPodName] != "p" ||
+		sbs[0].Labels[runtime.LabelOwner] != "node-1" {
+		t.Fatalf("sandboxes = %+v", sbs)
+	}
+	cs := e.f.Containers()
+	if len(cs) != 2 {
+		t.Fatalf("containers = %+v", cs)
+	}
+	for i, c := range cs {
+		spec := &pod.Spec.Containers[i]
+		if c.Name != spec.Name || c.State != runtime.ContainerRunning || c.SandboxID != e.f.Sandboxes()[0].ID ||
+			c.Labels[runtime.LabelPodUID] != "uid-1" || c.Labels[runtime.LabelAttempt] != "0" ||
+			c.Labels[runtime.LabelSpecHash] != HashContainer(spec) || c.Labels[runtime.LabelOwner] != "node-1" {
+			t.Errorf("container %d = %+v", i, c)
+		}
+	}
+	if n := e.f.Calls("StartContainer"); n != 2 {
+		t.Errorf("StartContainer calls = %d; want 2", n)
+	}
+	// Everything runs: a second sync does nothing.
+	res, err = e.sync(pod)
+	if err != nil || res.Changed || res.RequeueAfter != 0 {
+		t.Errorf("second SyncPod = %+v, %v; want nothing to do", res, err)
+	}
+	if e.f.Calls("CreateSandbox") != 1 || e.f.Calls("CreateContainer") != 2 || e.f.Calls("StartContainer") != 2 {
+		t.Errorf("second sync touched the backend")
+	}
+}
+
+func TestSyncPodCrashLoop(t *testing.T) {
+	e := newEnv(t)
+	pod := newPod(v1.RestartPolicyAlways, "c")
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.f.Exit(e.latest(pod, "c").ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	// The first exit restarts at once, with the next attempt.
+	if res, err := e.sync(pod); err != nil || !res.Changed {
+		t.Fatalf("SyncPod after exit = %+v, %v", res, err)
+	}
+	cur := e.latest(pod, "c")
+	if cur.Attempt != 1 || cur.State != runtime.ContainerRunning || cur.Labels[runtime.LabelAttempt] != "1" {
+		t.Fatalf("restarted container = %+v", cur)
+	}
+	if err := e.f.Exit(cur.ID, 2); err != nil {
+		t.Fatal(err)
+	}
+	// The second exit waits out the back-off.
+	res, err := e.sync(pod)
+	if !errors.Is(err, ErrBackOff) || res.Changed {
+		t.Fatalf("SyncPod in back-off = %+v, %v; want ErrBackOff", res, err)
+	}
+	if res.RequeueAfter <= 5*time.Second || res.RequeueAfter > 10*time.Second {
+		t.Errorf("RequeueAfter = %s; want the rest of 10s", res.RequeueAfter)
+	}
+	w := e.m.Waiting("uid-1")["c"]
+	if w.Reason != "CrashLoopBackOff" || !strings.HasPrefix(w.Message, "back-off 10s restarting failed container=c pod=p_ns(uid-1)") {
+		t.Errorf("waiting = %+v", w)
+	}
+	if n := len(e.f.Containers()); n != 2 || e.f.Calls("CreateContainer") != 2 {
+		t.Errorf("%d containers, %d creates; want no restart in back-off", n, e.f.Calls("CreateContainer"))
+	}
+}
+
+func TestSyncPodNeverIsTerminal(t *testing.T) {
+	for _, code := range []int{0, 3} {
+		e := newEnv(t)
+		pod := newPod(v1.RestartPolicyNever, "c")
+		if _, err := e.sync(pod); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.f.Exit(e.latest(pod, "c").ID, code); err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.sync(pod)
+		if err != nil || !res.Terminal || res.Changed {
+			t.Errorf("exit %d: SyncPod = %+v, %v; want Terminal", code, res, err)
+		}
+		if e.f.Calls("CreateContainer") != 1 {
+			t.Errorf("exit %d: restarted under Never", code)
+		}
+	}
+}
+
+func TestSyncPodOnFailure(t *testing.T) {
+	cases := []struct {
+		code             int
+		terminal, create bool
+	}{{0, true, false}, {1, false, true}}
+	for _, tc := range cases {
+		e := newEnv(t)
+		pod := newPod(v1.RestartPolicyOnFailure, "c")
+		if _, err := e.sync(pod); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.f.Exit(e.latest(pod, "c").ID, tc.code); err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.sync(pod)
+		if err != nil || res.Terminal != tc.terminal || (e.f.Calls("CreateContainer") == 2) != tc.create {
+			t.Errorf("exit %d: SyncPod = %+v, %v, %d creates", tc.code, res, err, e.f.Calls("CreateContainer"))
+		}
+	}
+}
+
+func TestSyncPodImagePull(t *testing.T) {
+	e := newEnv(t)
+	pod := newPod(v1.RestartPolicyAlways, "c")
+	pod.Spec.Containers[0].Image = "missing:1"
+	e.f.SetImageMissing(true, "missing:1")
+	res, err := e.sync(pod)
+	if !errors.Is(err, runtime.ErrImageNotFound) || errors.Is(err, ErrBackOff) || res.RequeueAfter == 0 {
+		t.Fatalf("SyncPod = %+v, %v; want an image error and a requeue", res, err)
+	}
+	if w := e.m.Waiting("uid-1")["c"]; w.Reason != "ErrImagePull" {
+		t.Errorf("waiting = %+v; want ErrImagePull", w)
+	}
+	_, err = e.sync(pod)
+	if !errors.Is(err, ErrBackOff) {
+		t.Fatalf("second SyncPod error = %v; want ErrBackOff", err)
+	}
+	if w := e.m.Waiting("uid-1")["c"]; w.Reason != "ImagePullBackOff" {
+		t.Errorf("waiting = %+v; want ImagePullBackOff", w)
+	}
+	if n := e.f.Calls("EnsureImage"); n != 1 {
+		t.Errorf("EnsureImage calls = %d; want 1 (no pull in back-off)", n)
+	}
+	if len(e.f.Containers()) != 0 || len(e.f.Sandboxes()) != 1 {
+		t.Errorf("containers %v sandboxes %v; want the sandbox only", e.f.Containers(), e.f.Sandboxes())
+	}
+}
+
+func TestSyncPodRecreatesNotReadySandbox(t *testing.T) {
+	e := newEnv(t)
+	pod := newPod(v1.RestartPolicyAlways, "c")
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	old := e.f.Sandboxes()[0].ID
+	e.f.SetSandboxState(old, runtime.SandboxNotReady)
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	sbs, cs := e.f.Sandboxes(), e.f.Containers()
+	if len(sbs) != 1 || sbs[0].ID == old || len(cs) != 1 || cs[0].SandboxID != sbs[0].ID || cs[0].State != runtime.ContainerRunning {
+		t.Errorf("sandboxes %+v containers %+v; want a new sandbox with a running container", sbs, cs)
+	}
+}
+
+func TestSyncPodFailures(t *testing.T) {
+	boom := errors.New("boom")
+	cases := []struct {
+		method, reason string
+	}{{"CreateSandbox", ""}, {"CreateContainer", "CreateContainerError"}, {"StartContainer", "RunContainerError"}}
+	for _, tc := range cases {
+		e := newEnv(t)
+		e.f.Fail(tc.method, boom)
+		pod := newPod(v1.RestartPolicyAlways, "c")
+		if _, err := e.sync(pod); !errors.Is(err, boom) {
+			t.Errorf("%s failing: SyncPod error = %v", tc.method, err)
+		}
+		if w := e.m.Waiting("uid-1")["c"]; w.Reason != tc.reason {
+			t.Errorf("%s failing: waiting = %+v; want %q", tc.method, w, tc.reason)
+		}
+	}
+}

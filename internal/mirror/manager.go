@@ -1,0 +1,170 @@
+// Package mirror keeps a mirror pod in the apiserver for every static pod
+// (file or http source), as the kubelet's mirror client, tryReconcileMirrorPods
+// and the orphan clean-up of HandlePodCleanups do together. All API calls
+// happen on the manager's own goroutine: the sync loop and the status
+// manager only hand it state, so an apiserver outage never stalls them.
+package mirror
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/util/flowcontrol"
+)
+
+// Config wires a Manager.
+type Config struct {
+	Client   kubernetes.Interface
+	NodeName string
+	Log      logrus.FieldLogger
+	// Pods lists the pods bound to the node (the framework's informer);
+	// it may also be set later with SetPodLister.
+	Pods corev1listers.PodLister
+}
+
+// Manager creates, recreates, deletes and updates the status of mirror pods.
+type Manager struct {
+	cfg     Config
+	kick    chan struct{}
+	backoff *flowcontrol.Backoff
+
+	mu           sync.Mutex
+	lister       corev1listers.PodLister
+	static       map[string]*v1.Pod // by namespace/name: what the sources hold
+	terminating  map[string]*v1.Pod // by namespace/name: removed, still stopping
+	sourcesReady bool
+	statuses     map[types.UID]*v1.Pod // newest status by static pod UID
+	dirty        sets.Set[types.UID]   // statuses not yet written
+}
+
+// New returns a manager; Run does its work.
+func New(cfg Config) *Manager {
+	return &Manager{
+		cfg:         cfg,
+		kick:        make(chan struct{}, 1),
+		backoff:     flowcontrol.NewBackOff(2*time.Second, time.Minute),
+		lister:      cfg.Pods,
+		static:      map[string]*v1.Pod{},
+		terminating: map[string]*v1.Pod{},
+		statuses:    map[types.UID]*v1.Pod{},
+		dirty:       sets.New[types.UID](),
+	}
+}
+
+// SetPodLister sets the node's pod lister once the framework has built it.
+// Until then nothing is reconciled, as the kubelet waits for its node.
+func (m *Manager) SetPodLister(l corev1listers.PodLister) {
+	m.mu.Lock()
+	m.lister = l
+	m.mu.Unlock()
+	m.signal()
+}
+
+// Sync hands over the static pods the sources hold and those still
+// terminating; it never blocks. Orphaned mirror pods are deleted only once
+// every source has been seen, so a slow source does not lose its mirrors.
+func (m *Manager) Sync(static, terminating []*v1.Pod, sourcesReady bool) {
+	m.mu.Lock()
+	m.static = byFullName(static)
+	m.terminating = byFullName(terminating)
+	m.sourcesReady = sourcesReady
+	m.pruneStatusesLocked(static, terminating)
+	m.mu.Unlock()
+	m.signal()
+}
+
+// UpdateStatus queues a static pod's newest status for its mirror pod; it
+// never blocks (it is called from the status manager's notifier).
+func (m *Manager) UpdateStatus(pod *v1.Pod) {
+	m.mu.Lock()
+	m.statuses[pod.UID] = pod
+	m.dirty.Insert(pod.UID)
+	m.mu.Unlock()
+	m.signal()
+}
+
+// StaticPod finds a static pod by namespace and name (the kubelet API uses
+// the mirror pod's name, e.g. for kubectl logs).
+func (m *Manager) StaticPod(namespace, name string) (*v1.Pod, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.static[namespace+"/"+name]
+	if !ok {
+		p, ok = m.terminating[namespace+"/"+name]
+	}
+	return p, ok
+}
+
+// MirrorPod returns the mirror pod of a static pod as the informer sees it.
+func (m *Manager) MirrorPod(static *v1.Pod) (*v1.Pod, bool) {
+	l := m.podLister()
+	if l == nil {
+		return nil, false
+	}
+	mp, err := l.Pods(static.Namespace).Get(static.Name)
+	if err != nil || !IsMirrorOf(mp, static) {
+		return nil, false
+	}
+	return mp, true
+}
+
+// Run reconciles whenever state or a status arrives, until ctx ends. The
+// sync loop's housekeeping calls Sync every 2 s, which is also how a deleted
+// mirror pod is noticed and recreated.
+func (m *Manager) Run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.kick:
+		}
+		m.reconcile(ctx)
+		m.flushStatuses(ctx)
+	}
+}
+
+func (m *Manager) signal() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (m *Manager) podLister() corev1listers.PodLister {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lister
+}
+
+// pruneStatusesLocked forgets statuses of static pods that are gone.
+func (m *Manager) pruneStatusesLocked(static, terminating []*v1.Pod) {
+	live := sets.New[types.UID]()
+	for _, ps := range [][]*v1.Pod{static, terminating} {
+		for _, p := range ps {
+			live.Insert(p.UID)
+		}
+	}
+	for uid := range m.statuses {
+		if !live.Has(uid) {
+			delete(m.statuses, uid)
+			m.dirty.Delete(uid)
+			m.backoff.DeleteEntry(statusKey(uid))
+			m.backoff.DeleteEntry(string(uid))
+		}
+	}
+}
+
+func byFullName(pods []*v1.Pod) map[string]*v1.Pod {
+	out := make(map[string]*v1.Pod, len(pods))
+	for _, p := range pods {
+		out[p.Namespace+"/"+p.Name] = p
+	}
+	return out
+}

@@ -1,0 +1,64 @@
+package syncloop
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/runlet/runlet/internal/kuberuntime"
+	"github.com/runlet/runlet/internal/pleg"
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/runtimefake"
+	"github.com/runlet/runlet/internal/status"
+	"github.com/sirupsen/logrus"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestHousekeepingWaitsForSources: backend objects of a pod no source holds
+// are removed, but only once every source has been seen.
+func TestHousekeepingWaitsForSources(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	f := runtimefake.New()
+	for _, uid := range []string{"orphan", "desired"} {
+		sb, err := f.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: uid, Namespace: "ns", Name: uid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.CreateContainer(ctx, sb.ID, runtime.ContainerConfig{Name: "c", Image: "img:1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache := pleg.NewCache()
+	pl := pleg.New(f, cache, time.Hour, log)
+	pl.Relist(ctx)
+	seen := false
+	l := New(Config{SourcesSeen: func() bool { return seen }, PLEG: pl, Cache: cache, Status: status.NewManager(),
+		Runtime: kuberuntime.NewManager(f, nil, "podman", "node-1", log), Log: log})
+	l.workers = newPodWorkers(ctx, &fakeSyncer{calls: make(chan call, 100)}, l.queue, time.Hour, time.Hour)
+	l.pods.set(&v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "desired", Name: "desired", Namespace: "ns"}})
+
+	pods := func() map[string]bool {
+		out := map[string]bool{}
+		for _, sb := range f.Sandboxes() {
+			out[sb.PodUID] = true
+		}
+		for _, c := range f.Containers() {
+			out[c.PodUID] = true
+		}
+		return out
+	}
+	l.housekeeping(ctx)
+	if got := pods(); !got["orphan"] || !got["desired"] {
+		t.Fatalf("before every source was seen, housekeeping left %v", got)
+	}
+	seen = true
+	l.housekeeping(ctx)
+	if got := pods(); got["orphan"] || !got["desired"] {
+		t.Errorf("housekeeping left %v; want only the desired pod", got)
+	}
+}

@@ -1,0 +1,141 @@
+package syncloop
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runlet/runlet/internal/kuberuntime"
+	"github.com/runlet/runlet/internal/pleg"
+	"github.com/runlet/runlet/internal/podconfig"
+	"github.com/runlet/runlet/internal/runtime/runtimefake"
+	"github.com/runlet/runlet/internal/status"
+	"github.com/sirupsen/logrus"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// TestLoopEndToEnd drives the whole loop: the real mux, PLEG, kuberuntime
+// manager and status manager over the fake backend.
+func TestLoopEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	f := runtimefake.New()
+	cache := pleg.NewCache()
+	pl := pleg.New(f, cache, 200*time.Millisecond, log)
+	mux := podconfig.New(ctx, nil)
+	api := mux.Channel(podconfig.APISource)
+	sm := status.NewManager()
+	var mu sync.Mutex
+	latest := map[types.UID]*v1.Pod{}
+	sm.SetNotifier(func(p *v1.Pod) {
+		mu.Lock()
+		latest[p.UID] = p
+		mu.Unlock()
+	})
+	loop := New(Config{
+		Updates: mux.Updates(), SourcesSeen: mux.SeenAllSources, PLEG: pl, Cache: cache,
+		Runtime: kuberuntime.NewManager(f, nil, "podman", "node-1", log), Status: sm,
+		HostIPs: []string{"192.168.1.2"}, Log: log,
+	})
+	go pl.Run(ctx)
+	go sm.Run(ctx)
+	go loop.Run(ctx)
+
+	grace := int64(1)
+	mk := func(uid string, policy v1.RestartPolicy) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), Name: uid, Namespace: "ns"},
+			Spec: v1.PodSpec{RestartPolicy: policy, TerminationGracePeriodSeconds: &grace,
+				Containers: []v1.Container{{Name: "c", Image: "img:1"}}}}
+	}
+	phase := func(uid types.UID) (v1.PodPhase, *v1.ContainerStatus) {
+		mu.Lock()
+		defer mu.Unlock()
+		p, ok := latest[uid]
+		if !ok || len(p.Status.ContainerStatuses) == 0 {
+			return "", nil
+		}
+		return p.Status.Phase, &p.Status.ContainerStatuses[0]
+	}
+	api <- []*v1.Pod{mk("always", v1.RestartPolicyAlways), mk("never", v1.RestartPolicyNever)}
+	for _, uid := range []types.UID{"always", "never"} {
+		eventually(t, string(uid)+" Running", func() bool {
+			ph, cs := phase(uid)
+			return ph == v1.PodRunning && cs.Ready
+		})
+	}
+
+	// A container exit reaches the status through the PLEG.
+	var neverID string
+	for _, c := range f.Containers() {
+		if c.PodUID == "never" {
+			neverID = c.ID
+		}
+	}
+	if err := f.Exit(neverID, 3); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "never Failed", func() bool { ph, _ := phase("never"); return ph == v1.PodFailed })
+	if _, cs := phase("never"); cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 3 {
+		t.Errorf("container status = %+v; want terminated with 3", cs.State)
+	}
+
+	// REMOVE: the running container is stopped with the pod's grace, then
+	// everything is removed.
+	api <- []*v1.Pod{}
+	eventually(t, "backend empty", func() bool { return len(f.Sandboxes())+len(f.Containers()) == 0 })
+	var stopped bool
+	for _, s := range f.Stops() {
+		if s.Grace != time.Second {
+			t.Errorf("stop %+v; want the pod's 1s grace", s)
+		}
+		stopped = true
+	}
+	if !stopped {
+		t.Error("the running container was removed without a stop")
+	}
+	if n := f.Calls("CreateSandbox"); n != 2 {
+		t.Errorf("CreateSandbox calls = %d; want 2", n)
+	}
+}
+
+// TestLoopRetriesRemovedPod: a pod that left every source and whose
+// termination failed (e.g. the backend was down) is retried after the
+// back-off, although the pod manager no longer holds it.
+func TestLoopRetriesRemovedPod(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fails := 1
+	s := &fakeSyncer{calls: make(chan call, 100), terminating: func() error {
+		if fails > 0 {
+			fails--
+			return errors.New("backend down")
+		}
+		return nil
+	}}
+	l := New(Config{Log: logrus.New()})
+	l.workers = newPodWorkers(ctx, s, l.queue, time.Hour, time.Millisecond)
+	p := wpod("1")
+	l.handleUpdate(podconfig.PodUpdate{Op: podconfig.ADD, Pods: []*v1.Pod{p}})
+	expectCalls(t, s, "Sync@1")
+	l.handleUpdate(podconfig.PodUpdate{Op: podconfig.REMOVE, Pods: []*v1.Pod{p}})
+	expectCalls(t, s, "Terminating@1")
+	// The sync ticker's work: dispatch whatever is due.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for !l.workers.isFinished(p.UID) && ctx.Err() == nil {
+			l.dispatchDue()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	expectCalls(t, s, "Terminating@1", "Terminated@1")
+	cancel()
+	<-done
+}
