@@ -1,0 +1,115 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runlet/runlet/test/e2e/framework"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestNodeRegistersReady checks the node object runlet registers and that
+// its lease keeps being renewed.
+func TestNodeRegistersReady(t *testing.T) {
+	c := framework.Get(t)
+	rl := framework.StartRunlet(t, framework.RunletOptions{AutoPodman: true})
+	n := framework.WaitForNodeReady(t, rl.NodeName, 90*time.Second)
+
+	for k, want := range map[string]string{
+		"type": "virtual-kubelet", "kubernetes.io/role": "agent", "kubernetes.io/os": "linux",
+		"kubernetes.io/hostname": rl.NodeName,
+	} {
+		if got := n.Labels[k]; got != want {
+			t.Errorf("label %s = %q, want %q", k, got, want)
+		}
+	}
+	if n.Labels["kubernetes.io/arch"] == "" {
+		t.Error("label kubernetes.io/arch missing")
+	}
+	if !hasTaint(n, "virtual-kubelet.io/provider", "runlet", v1.TaintEffectNoSchedule) {
+		t.Errorf("taint virtual-kubelet.io/provider=runlet:NoSchedule missing: %v", n.Spec.Taints)
+	}
+	for _, r := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage} {
+		if q := n.Status.Capacity[r]; q.Sign() <= 0 {
+			t.Errorf("capacity %s = %v, want > 0", r, q.String())
+		}
+		if q := n.Status.Allocatable[r]; q.Sign() <= 0 {
+			t.Errorf("allocatable %s = %v, want > 0", r, q.String())
+		}
+	}
+	if q := n.Status.Capacity[v1.ResourcePods]; q.Value() != 110 {
+		t.Errorf("capacity pods = %d, want the --max-pods default 110", q.Value())
+	}
+	if got := n.Status.NodeInfo.ContainerRuntimeVersion; !strings.HasPrefix(got, "podman://") || len(got) <= len("podman://") {
+		t.Errorf("containerRuntimeVersion = %q, want podman://<version>", got)
+	}
+	if n.Status.NodeInfo.KernelVersion == "" || n.Status.NodeInfo.OperatingSystem != "linux" {
+		t.Errorf("nodeInfo incomplete: %+v", n.Status.NodeInfo)
+	}
+	if got := n.Status.DaemonEndpoints.KubeletEndpoint.Port; int(got) != rl.KubeletPort {
+		t.Errorf("kubelet endpoint port = %d, want %d", got, rl.KubeletPort)
+	}
+	if !hasAddress(n, v1.NodeInternalIP, "127.0.0.1") {
+		t.Errorf("InternalIP 127.0.0.1 missing: %v", n.Status.Addresses)
+	}
+
+	leases := c.Client.CoordinationV1().Leases("kube-node-lease")
+	first, err := leases.Get(context.Background(), rl.NodeName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("node lease: %v", err)
+	}
+	framework.Eventually(t, 60*time.Second, "lease renewal", func() (bool, error) {
+		l, err := leases.Get(context.Background(), rl.NodeName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return l.Spec.RenewTime.After(first.Spec.RenewTime.Time), nil
+	})
+}
+
+func hasTaint(n *v1.Node, key, value string, effect v1.TaintEffect) bool {
+	for _, tt := range n.Spec.Taints {
+		if tt.Key == key && tt.Value == value && tt.Effect == effect {
+			return true
+		}
+	}
+	return false
+}
+
+func hasAddress(n *v1.Node, typ v1.NodeAddressType, addr string) bool {
+	for _, a := range n.Status.Addresses {
+		if a.Type == typ && a.Address == addr {
+			return true
+		}
+	}
+	return false
+}
+
+// TestSIGTERMStopsCleanly checks runlet exits 0 on SIGTERM and leaves the
+// pods' containers running: a restart of runlet never restarts a workload.
+func TestSIGTERMStopsCleanly(t *testing.T) {
+	rl := framework.StartRunlet(t, framework.RunletOptions{AutoPodman: true, AllowUncleanExit: false})
+	ns := framework.Namespace(t)
+	pod := framework.CreatePod(t, framework.PodFor(rl.NodeName, ns, "survivor", framework.Busybox("c", "sleep", "3600")))
+	framework.WaitForPodPhase(t, ns, pod.Name, v1.PodRunning, 90*time.Second)
+
+	code, err := rl.Stop()
+	if err != nil {
+		t.Fatalf("stop runlet: %v", err)
+	}
+	if code != 0 {
+		t.Fatalf("runlet exited %d on SIGTERM, want 0", code)
+	}
+	running := 0
+	for _, c := range framework.PodContainers(t, pod.UID) {
+		if !c.IsInfra && c.State == "running" {
+			running++
+		}
+	}
+	if running != 1 {
+		t.Fatalf("after runlet stopped, %d containers of the pod run in podman, want 1", running)
+	}
+}

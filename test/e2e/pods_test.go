@@ -1,0 +1,197 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runlet/runlet/test/e2e/framework"
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+)
+
+// TestPods runs the foundation's pod scenarios against one runlet node.
+func TestPods(t *testing.T) {
+	rl := framework.StartRunlet(t, framework.RunletOptions{AutoPodman: true})
+	ns := framework.Namespace(t)
+	node := rl.NodeName
+	t.Run("ScheduledPodRunsInPodman", func(t *testing.T) { t.Parallel(); testRunning(t, node, ns) })
+	t.Run("Deployment", func(t *testing.T) { t.Parallel(); testDeployment(t, node, ns) })
+	t.Run("ExitCodes", func(t *testing.T) { t.Parallel(); testExitCodes(t, node, ns) })
+	t.Run("MissingImage", func(t *testing.T) { t.Parallel(); testMissingImage(t, node, ns) })
+	t.Run("Delete", func(t *testing.T) { t.Parallel(); testDelete(t, node, ns) })
+}
+
+func testRunning(t *testing.T, node, ns string) {
+	pod := framework.PodFor(node, ns, "running", framework.Busybox("main", "sleep", "3600"))
+	created := framework.CreatePod(t, pod)
+	got := framework.WaitForPodPhase(t, ns, pod.Name, v1.PodRunning, 90*time.Second)
+	if got.Spec.NodeName != node {
+		t.Fatalf("scheduled to %q, want %q", got.Spec.NodeName, node)
+	}
+	if got.Status.PodIP == "" || len(got.Status.PodIPs) == 0 || got.Status.HostIP == "" || got.Status.StartTime == nil {
+		t.Fatalf("status lacks podIP/hostIP/startTime: %+v", got.Status)
+	}
+	for _, ct := range []v1.PodConditionType{v1.PodScheduled, v1.PodInitialized, v1.ContainersReady, v1.PodReady} {
+		if !conditionTrue(got, ct) {
+			t.Errorf("condition %s not True: %+v", ct, got.Status.Conditions)
+		}
+	}
+	cs := got.Status.ContainerStatuses
+	if len(cs) != 1 || cs[0].State.Running == nil || !strings.HasPrefix(cs[0].ContainerID, "podman://") || cs[0].ImageID == "" {
+		t.Fatalf("container status: %+v", cs)
+	}
+	id := strings.TrimPrefix(cs[0].ContainerID, "podman://")
+	var found bool
+	for _, c := range framework.PodContainers(t, created.UID) {
+		if c.ID == id {
+			found = c.State == "running"
+		}
+	}
+	if !found {
+		t.Fatalf("container %s is not running in podman", id)
+	}
+}
+
+func conditionTrue(p *v1.Pod, ct v1.PodConditionType) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == ct {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func testDeployment(t *testing.T, node, ns string) {
+	c := framework.Get(t)
+	tmpl := framework.PodFor(node, ns, "web", framework.Busybox("web", "sleep", "3600"))
+	replicas := int32(3)
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: tmpl.Labels},
+			Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: tmpl.Labels}, Spec: tmpl.Spec},
+		},
+	}
+	if _, err := c.Client.AppsV1().Deployments(ns).Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create deployment: %v", err)
+	}
+	framework.Eventually(t, 120*time.Second, "3 Running replicas", func() (bool, error) {
+		pods, err := c.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=web"})
+		if err != nil {
+			return false, err
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.Status.Phase == v1.PodRunning && p.Spec.NodeName == node && p.DeletionTimestamp == nil {
+				running++
+			}
+		}
+		return running == 3, nil
+	})
+	_ = c.Client.AppsV1().Deployments(ns).Delete(context.Background(), "web", metav1.DeleteOptions{})
+}
+
+func testExitCodes(t *testing.T, node, ns string) {
+	for _, tc := range []struct {
+		code  int
+		phase v1.PodPhase
+	}{{0, v1.PodSucceeded}, {3, v1.PodFailed}} {
+		pod := framework.PodFor(node, ns, fmt.Sprintf("exit-%d", tc.code), framework.Busybox("main", "sh", "-c", fmt.Sprintf("exit %d", tc.code)))
+		pod.Spec.RestartPolicy = v1.RestartPolicyNever
+		framework.CreatePod(t, pod)
+		got := framework.WaitForPodPhase(t, ns, pod.Name, tc.phase, 90*time.Second)
+		term := got.Status.ContainerStatuses[0].State.Terminated
+		if term == nil || int(term.ExitCode) != tc.code {
+			t.Fatalf("pod %s: terminated state %+v, want exit code %d", pod.Name, term, tc.code)
+		}
+		if tc.code != 0 && term.Reason != "Error" {
+			t.Errorf("pod %s: reason %q, want Error", pod.Name, term.Reason)
+		}
+	}
+}
+
+func testMissingImage(t *testing.T, node, ns string) {
+	pod := framework.PodFor(node, ns, "noimage", v1.Container{Name: "main", Image: "registry.invalid/runlet/nope:1", ImagePullPolicy: v1.PullIfNotPresent})
+	seen := watchWaitingReasons(t, ns, pod.Name, "ErrImagePull", "ImagePullBackOff")
+	framework.CreatePod(t, pod)
+	select {
+	case <-seen:
+	case <-time.After(120 * time.Second):
+		t.Fatalf("did not see both ErrImagePull and ImagePullBackOff\n%s", framework.DescribePod(ns, pod.Name))
+	}
+	p := framework.WaitForPod(t, ns, pod.Name, 10*time.Second, func(*v1.Pod) bool { return true })
+	if p.Status.Phase != v1.PodPending {
+		t.Errorf("phase %s, want Pending", p.Status.Phase)
+	}
+	framework.Eventually(t, 30*time.Second, "pull failure event", func() (bool, error) {
+		return hasEvent(t, ns, pod.Name, "Failed", "Failed to pull image"), nil
+	})
+}
+
+// watchWaitingReasons watches the pod from before it exists and closes the
+// returned channel once every reason was seen as a container waiting reason:
+// a transient reason would slip through polling.
+func watchWaitingReasons(t *testing.T, ns, name string, reasons ...string) <-chan struct{} {
+	w, err := framework.Get(t).Client.CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
+	})
+	if err != nil {
+		t.Fatalf("watch pod: %v", err)
+	}
+	t.Cleanup(w.Stop)
+	done := make(chan struct{})
+	go func() {
+		want := map[string]bool{}
+		for _, r := range reasons {
+			want[r] = true
+		}
+		for ev := range w.ResultChan() {
+			p, ok := ev.Object.(*v1.Pod)
+			if !ok {
+				continue
+			}
+			for _, cs := range p.Status.ContainerStatuses {
+				if cs.State.Waiting != nil {
+					delete(want, cs.State.Waiting.Reason)
+				}
+			}
+			if len(want) == 0 {
+				close(done)
+				return
+			}
+		}
+	}()
+	return done
+}
+
+func hasEvent(t *testing.T, ns, pod, reason, contains string) bool {
+	evs, err := framework.Get(t).Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("involvedObject.name", pod).String(),
+	})
+	if err != nil {
+		return false
+	}
+	for _, e := range evs.Items {
+		if e.Reason == reason && strings.Contains(e.Message, contains) {
+			return true
+		}
+	}
+	return false
+}
+
+func testDelete(t *testing.T, node, ns string) {
+	pod := framework.PodFor(node, ns, "deleteme", framework.Busybox("main", "sleep", "3600"))
+	created := framework.CreatePod(t, pod)
+	framework.WaitForPodPhase(t, ns, pod.Name, v1.PodRunning, 90*time.Second)
+	framework.DeletePod(t, ns, pod.Name, nil)
+	framework.WaitForPodGone(t, ns, pod.Name, 60*time.Second)
+	framework.Eventually(t, 30*time.Second, "podman pod removed", func() (bool, error) {
+		return len(framework.PodmanPods(t, created.UID)) == 0 && len(framework.PodContainers(t, created.UID)) == 0, nil
+	})
+}
