@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -86,6 +87,9 @@ func newCore(ctx context.Context, o *options, rt runtime.Runtime, host runtime.H
 	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: status.NewManager(), backend: rt}
 	c.pleg = pleg.New(rt, c.cache, o.PLEGRelistPeriod, log.WithField("component", "pleg"))
 	mgr := kuberuntime.NewManager(rt, rec, host.RuntimeName, o.NodeName, log.WithField("component", "kuberuntime"))
+	if err := mgr.PersistBackoff(filepath.Join(o.RootDir, "backoff.json")); err != nil {
+		log.WithError(err).Warn("restart back-off state unreadable; starting afresh")
+	}
 	c.loop = syncloop.New(syncloop.Config{
 		Updates:     c.config.Updates(),
 		SourcesSeen: c.config.SeenAllSources,

@@ -11,7 +11,6 @@ import (
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/flowcontrol"
 )
 
 // The kubelet's container restart backoff: 10 s doubling to 300 s; an entry
@@ -29,8 +28,8 @@ type Manager struct {
 	runtimeName string
 	owner       string
 
-	crashBackoff *flowcontrol.Backoff
-	imageBackoff *flowcontrol.Backoff
+	crashBackoff *backoff
+	imageBackoff *backoff
 
 	mu      sync.Mutex
 	waiting map[string]map[string]status.Waiting // pod UID -> container -> reason
@@ -41,10 +40,16 @@ type Manager struct {
 func NewManager(rt runtime.Runtime, rec record.EventRecorder, runtimeName, owner string, log logrus.FieldLogger) *Manager {
 	return &Manager{
 		rt: rt, rec: rec, log: log, runtimeName: runtimeName, owner: owner,
-		crashBackoff: flowcontrol.NewBackOff(backoffInitial, backoffMax),
-		imageBackoff: flowcontrol.NewBackOff(backoffInitial, backoffMax),
+		crashBackoff: newBackoff(backoffInitial, backoffMax),
+		imageBackoff: newBackoff(backoffInitial, backoffMax),
 		waiting:      map[string]map[string]status.Waiting{},
 	}
+}
+
+// PersistBackoff keeps the restart back-off in path, so it survives a
+// restart of runlet as the restart counts do (they live in labels).
+func (m *Manager) PersistBackoff(path string) error {
+	return m.crashBackoff.persist(path)
 }
 
 // RuntimeName is the prefix of container IDs in pod status.

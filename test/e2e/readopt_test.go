@@ -1,0 +1,146 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/runlet/runlet/test/e2e/framework"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+type containerSnapshot struct {
+	id      string
+	started time.Time
+}
+
+// runningPods starts n sleeping pods on the node and returns their
+// containers' identity once all run.
+func runningPods(t *testing.T, node, ns string, n int) map[string]containerSnapshot {
+	for i := 0; i < n; i++ {
+		framework.CreatePod(t, framework.PodFor(node, ns, fmt.Sprintf("p%02d", i), framework.Busybox("main", "sleep", "3600")))
+	}
+	return snapshotPods(t, ns, n)
+}
+
+func snapshotPods(t *testing.T, ns string, n int) map[string]containerSnapshot {
+	out := map[string]containerSnapshot{}
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("p%02d", i)
+		p := framework.WaitForPodPhase(t, ns, name, v1.PodRunning, 120*time.Second)
+		cs := p.Status.ContainerStatuses[0]
+		if cs.State.Running == nil {
+			t.Fatalf("pod %s: container not running: %+v", name, cs.State)
+		}
+		out[name] = containerSnapshot{id: cs.ContainerID, started: cs.State.Running.StartedAt.Time}
+	}
+	return out
+}
+
+// assertUnchanged checks every pod still runs the very same container.
+func assertUnchanged(t *testing.T, ns string, before map[string]containerSnapshot) {
+	c := framework.Get(t).Client
+	for name, want := range before {
+		p, err := c.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("get %s: %v", name, err)
+		}
+		cs := p.Status.ContainerStatuses[0]
+		switch {
+		case p.Status.Phase != v1.PodRunning:
+			t.Errorf("pod %s: phase %s, want Running", name, p.Status.Phase)
+		case cs.ContainerID != want.id:
+			t.Errorf("pod %s: container %s, want the same %s", name, cs.ContainerID, want.id)
+		case cs.State.Running == nil || !cs.State.Running.StartedAt.Time.Equal(want.started):
+			t.Errorf("pod %s: startedAt changed: %+v, want %v", name, cs.State, want.started)
+		case cs.RestartCount != 0:
+			t.Errorf("pod %s: restartCount %d, want 0", name, cs.RestartCount)
+		}
+	}
+}
+
+// TestReadoptionAfterSIGKILL kills runlet while 10 pods run, deletes one
+// pod while it is down, and starts it again: every container is adopted,
+// none restarted, and the deleted pod's containers are cleaned up.
+func TestReadoptionAfterSIGKILL(t *testing.T) {
+	rl := framework.StartRunlet(t, framework.RunletOptions{AutoPodman: true})
+	ns := framework.Namespace(t)
+	before := runningPods(t, rl.NodeName, ns, 11)
+	gone := framework.WaitForPod(t, ns, "p10", 10*time.Second, func(*v1.Pod) bool { return true })
+	delete(before, "p10")
+
+	rl.Kill()
+	zero := int64(0)
+	framework.DeletePod(t, ns, "p10", &zero)
+	rl.Start()
+
+	framework.Eventually(t, 60*time.Second, "the pod deleted while runlet was down is cleaned up", func() (bool, error) {
+		return len(framework.PodmanPods(t, gone.UID)) == 0, nil
+	})
+	time.Sleep(5 * time.Second) // let a few relists and syncs pass
+	assertUnchanged(t, ns, before)
+}
+
+// TestPodmanServiceRestart kills runlet's podman service: runlet restarts
+// it, reconnects, and neither restarts nor fails any pod.
+func TestPodmanServiceRestart(t *testing.T) {
+	rl := framework.StartRunlet(t, framework.RunletOptions{AutoPodman: true})
+	ns := framework.Namespace(t)
+	before := runningPods(t, rl.NodeName, ns, 3)
+	pid := podmanServicePID(t, rl)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill podman service %d: %v", pid, err)
+	}
+	framework.Eventually(t, 60*time.Second, "a new podman service", func() (bool, error) {
+		p, err := findPodmanServicePID(rl)
+		return err == nil && p != pid, nil
+	})
+	time.Sleep(5 * time.Second)
+	assertUnchanged(t, ns, before)
+	// The node keeps working: a new pod still starts.
+	framework.CreatePod(t, framework.PodFor(rl.NodeName, ns, "after", framework.Busybox("main", "sleep", "3600")))
+	framework.WaitForPodPhase(t, ns, "after", v1.PodRunning, 90*time.Second)
+}
+
+var serviceSocket = regexp.MustCompile(`at (/\S+/podman\.sock)`)
+
+func podmanServicePID(t *testing.T, rl *framework.Runlet) int {
+	pid, err := findPodmanServicePID(rl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// findPodmanServicePID finds the podman service runlet started, by the
+// socket it logged.
+func findPodmanServicePID(rl *framework.Runlet) (int, error) {
+	log, err := os.ReadFile(rl.LogPath)
+	if err != nil {
+		return 0, err
+	}
+	m := serviceSocket.FindAllSubmatch(log, -1)
+	if len(m) == 0 {
+		return 0, fmt.Errorf("runlet did not log its podman socket")
+	}
+	sock := string(m[len(m)-1][1])
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if strings.Contains(string(cmd), "system\x00service") && strings.Contains(string(cmd), sock) {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no podman service serving %s", sock)
+}
