@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/telemetry"
 	"github.com/sirupsen/logrus"
 )
 
@@ -107,6 +108,7 @@ func (p *PLEG) Relist(ctx context.Context) {
 		return
 	}
 	p.last.Store(ts.UnixNano())
+	p.observe(ts, pods)
 	cur := map[string]seen{}
 	var events []*Event
 	for uid, ps := range pods {
@@ -166,6 +168,24 @@ func (p *PLEG) list(ctx context.Context, ts time.Time) (map[string]*runtime.PodS
 		ps.SortNewestFirst()
 	}
 	return pods, nil
+}
+
+func (p *PLEG) observe(start time.Time, pods map[string]*runtime.PodStatus) {
+	telemetry.PLEGRelistDuration.Observe(time.Since(start).Seconds())
+	telemetry.PLEGLastSeen.Set(float64(start.Unix()))
+	running, sandboxes := 0, 0
+	for _, ps := range pods {
+		if len(ps.Sandboxes) > 0 {
+			sandboxes++
+		}
+		for _, c := range ps.Containers {
+			if c.State == runtime.ContainerRunning {
+				running++
+			}
+		}
+	}
+	telemetry.RunningContainers.Set(float64(running))
+	telemetry.RunningPods.Set(float64(sandboxes))
 }
 
 type seen struct {

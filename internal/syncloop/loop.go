@@ -5,6 +5,7 @@ package syncloop
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,6 +35,8 @@ type Config struct {
 	ProbeResults <-chan types.UID
 	// ResyncInterval is how often a healthy pod is synced anyway.
 	ResyncInterval time.Duration
+	// Mirror, if set, keeps the mirror pods of static pods; housekeeping feeds it.
+	Mirror MirrorPods
 }
 
 // Loop is the sync loop.
@@ -110,6 +113,10 @@ func (l *Loop) handleAdd(p *v1.Pod) {
 	if l.cfg.MaxPods > 0 && !l.workers.known(p.UID) && l.activePods() >= l.cfg.MaxPods {
 		l.reject(p, "OutOfpods", "Node didn't have enough resource: pods")
 		return
+	}
+	if fields := kuberuntime.Unsupported(p); len(fields) > 0 && l.cfg.Recorder != nil && !l.workers.known(p.UID) {
+		l.cfg.Recorder.Eventf(p, v1.EventTypeWarning, "UnsupportedField",
+			"runlet does not implement %s yet: the pod runs without them", strings.Join(fields, ", "))
 	}
 	l.pods.set(p)
 	l.workers.UpdatePod(p, SyncPodCreate, nil)

@@ -2,6 +2,8 @@ package syncloop
 
 import (
 	"context"
+
+	"github.com/runlet/runlet/internal/telemetry"
 	"sync"
 	"time"
 
@@ -127,6 +129,17 @@ func (w *podWorkers) run(uid types.UID, pw *podWork) {
 }
 
 func (w *podWorkers) step(pod *v1.Pod, state workState, grace *int64, since time.Time) (workState, time.Duration, error) {
+	op := [...]string{"sync", "terminating", "terminated"}[state]
+	start := time.Now()
+	next, requeue, err := w.doStep(pod, state, grace, since)
+	telemetry.PodWorkerDuration.WithLabelValues(op).Observe(time.Since(start).Seconds())
+	if err != nil {
+		telemetry.PodWorkerErrors.WithLabelValues(op).Inc()
+	}
+	return next, requeue, err
+}
+
+func (w *podWorkers) doStep(pod *v1.Pod, state workState, grace *int64, since time.Time) (workState, time.Duration, error) {
 	switch state {
 	case stateSync:
 		terminal, requeue, err := w.syncer.SyncPod(w.ctx, pod, since)

@@ -1,0 +1,36 @@
+package telemetry
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// runlet's own metrics, named after the kubelet's where one exists.
+var (
+	PLEGRelistDuration = promauto.NewHistogram(prometheus.HistogramOpts{
+		Name:    "runlet_pleg_relist_duration_seconds",
+		Help:    "Duration of a PLEG relist of the backend.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
+	})
+	PLEGLastSeen = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "runlet_pleg_last_seen_seconds",
+		Help: "Unix time of the last successful relist.",
+	})
+	PodWorkerDuration = promauto.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "runlet_pod_worker_duration_seconds",
+		Help:    "Duration of one pod worker step, by operation (sync, terminating, terminated).",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+	}, []string{"operation"})
+	PodWorkerErrors = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "runlet_pod_worker_errors_total",
+		Help: "Pod worker steps that failed, by operation.",
+	}, []string{"operation"})
+	RunningContainers = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "runlet_running_containers",
+		Help: "Containers the last relist found running.",
+	})
+	RunningPods = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "runlet_running_pods",
+		Help: "Pods with a sandbox in the last relist.",
+	})
+)
