@@ -1,0 +1,55 @@
+# runlet — see README.md. Everything runs as root on Debian 12 / Ubuntu; hack/install-deps.sh installs
+# what is missing. The control plane is built once into ~/.cache/runlet (RUNLET_CACHE).
+SHELL := /bin/bash
+export PATH := /usr/local/go/bin:$(PATH)
+GO ?= go
+STATICCHECK_VERSION ?= v0.8.2
+E2E_TIMEOUT ?= 30m
+# unit tests: every package but the end-to-end ones
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/test/e2e')
+
+.PHONY: all build run stop test test-unit test-e2e deps cp bench lint clean
+
+all: build
+
+build:
+	$(GO) build -o bin/runlet ./cmd/runlet
+
+## run: deps, build, control plane, podman and a runlet node, left running (stop: make stop)
+run:
+	bash hack/run.sh
+
+stop:
+	bash hack/stop.sh
+
+## deps: Debian packages + the local test images; cp: the control-plane binaries (cached)
+deps:
+	bash hack/install-deps.sh
+	bash hack/images.sh
+
+cp:
+	bash hack/cp-build.sh >/dev/null
+
+test: deps cp test-unit test-e2e
+
+test-unit: deps
+	$(GO) test -count=1 $(UNIT_PKGS)
+
+# -p 1: one test package at a time (each starts its own control plane; they share podman)
+test-e2e: deps cp
+	$(GO) test -count=1 -p 1 -timeout $(E2E_TIMEOUT) ./test/e2e/...
+
+# bench: runlet's figures next to the raw podman API's, one run (test/bench; RUNLET_BENCH_* env knobs)
+bench: deps cp
+	RUNLET_BENCH=1 $(GO) test -count=1 -timeout 30m -v -run TestBench ./test/bench
+
+lint:
+	@out=$$(find . -name '*.go' -not -path './.git/*' -not -path './.run/*' -not -path './hack/cp-modules/*' | xargs -r gofmt -l); \
+	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+## clean: stop everything `make run` started, remove its node's podman pods, bin/ and .run/
+clean:
+	RM_PODS=1 bash hack/stop.sh
+	rm -rf bin .run

@@ -1,0 +1,87 @@
+#!/bin/bash
+# PKI + kubeconfigs for the loopback-only control plane.
+# Usage: cp-pki.sh DIR APISERVER_PORT
+# Certificates are made once (kept if DIR/ca.crt exists); kubeconfigs are rewritten every time
+# (they embed the apiserver port). Files in DIR:
+#   ca.{crt,key}                 cluster CA: apiserver serving, all client certs, CSR signing
+#   front-proxy-ca.*, front-proxy-client.*, sa.{key,pub}
+#   apiserver.*                  apiserver serving cert (127.0.0.1, kubernetes.default...)
+#   apiserver-kubelet-client.*   apiserver -> kubelet (runlet) client cert, group system:masters
+#   admin.* admin.kubeconfig     cluster-admin (system:masters)
+#   runlet.* runlet.kubeconfig   runlet's identity: user "runlet", group "runlet", bound to the
+#                                ClusterRole in hack/runlet-rbac.yaml (applied by cp-up.sh)
+#   runlet-serving.{crt,key}     serving cert for runlet's kubelet endpoint (IP:127.0.0.1, localhost)
+set -euo pipefail
+D=${1:?dir}; PORT=${2:?apiserver port}
+SERVER=https://127.0.0.1:$PORT
+mkdir -p "$D"; cd "$D"
+
+CLIENT='basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=clientAuth'
+SERVING='basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=serverAuth'
+# cert NAME CN ORG EXT  -> NAME.crt / NAME.key signed by CA (default ca)
+cert() {
+  local name=$1 cn=$2 org=$3 ext=$4 ca=${5:-ca} subj="/CN=$2"
+  [ -f "$name.crt" ] && return 0
+  [ -n "$org" ] && subj="/O=$org/CN=$cn"
+  openssl req -newkey rsa:2048 -nodes -keyout "$name.key" -out "$name.csr" -subj "$subj" 2>/dev/null
+  printf '%s\n' "$ext" >"$name.ext"
+  openssl x509 -req -in "$name.csr" -CA "$ca.crt" -CAkey "$ca.key" -CAcreateserial \
+    -out "$name.crt" -days 3650 -extfile "$name.ext" 2>/dev/null
+  rm -f "$name.csr" "$name.ext"
+}
+ca() { # NAME CN
+  [ -f "$1.crt" ] || openssl req -x509 -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.crt" -days 3650 \
+    -subj "/CN=$2" 2>/dev/null
+}
+
+ca ca runlet-local-ca
+# front-proxy (requestheader) CA: fills extension-apiserver-authentication, enables aggregation
+ca front-proxy-ca runlet-local-front-proxy-ca
+if [ ! -f sa.key ]; then
+  openssl genrsa -out sa.key 2048 2>/dev/null
+  openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+fi
+cert apiserver kube-apiserver "" "$SERVING
+subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+cert admin                    kubernetes-admin               system:masters "$CLIENT"
+cert kube-scheduler           system:kube-scheduler          ""             "$CLIENT"
+cert kube-controller-manager  system:kube-controller-manager ""             "$CLIENT"
+cert apiserver-kubelet-client kube-apiserver-kubelet-client  system:masters "$CLIENT"
+cert front-proxy-client       front-proxy-client             ""             "$CLIENT" front-proxy-ca
+cert runlet                   runlet                         runlet         "$CLIENT"
+cert runlet-serving           runlet                         ""             "$SERVING
+subjectAltName=IP:127.0.0.1,DNS:localhost"
+
+# kubeconfig NAME USER -> NAME.kubeconfig with embedded certs
+kubeconfig() {
+  local name=$1 user=$2
+  cat >"$name.kubeconfig.tmp" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: runlet-local
+  cluster:
+    server: $SERVER
+    certificate-authority-data: $(base64 -w0 ca.crt)
+users:
+- name: $user
+  user:
+    client-certificate-data: $(base64 -w0 "$name.crt")
+    client-key-data: $(base64 -w0 "$name.key")
+contexts:
+- name: $user@runlet-local
+  context: {cluster: runlet-local, user: $user}
+current-context: $user@runlet-local
+EOF
+  chmod 600 "$name.kubeconfig.tmp"
+  mv -f "$name.kubeconfig.tmp" "$name.kubeconfig"
+}
+kubeconfig admin admin
+kubeconfig kube-scheduler system:kube-scheduler
+kubeconfig kube-controller-manager system:kube-controller-manager
+kubeconfig runlet runlet
+chmod 600 ./*.key

@@ -1,0 +1,123 @@
+#!/bin/bash
+# Start a loopback-only Kubernetes control plane: etcd -> kube-apiserver -> kube-scheduler + kube-controller-manager.
+# Env:
+#   CP_DIR     state dir (pki/, etcd/, logs/, pids/, env)   default: <repo>/.run/cp
+#   PORT_BASE  etcd +379/+380, apiserver +443, scheduler +259, controller-manager +257   default: 26000
+#   CP_BIN_DIR binaries from hack/cp-build.sh                 default: ~/.cache/runlet/cp-v1.37.2/bin
+#   CP_WATCH_PID  if set, a watchdog stops the control plane when that process exits (used by the e2e tests)
+# Idempotent: if this CP_DIR's control plane is already running, it only prints how to use it.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+CP_DIR=${CP_DIR:-$REPO_ROOT/.run/cp}
+PORT_BASE=${PORT_BASE:-26000}
+ETCD_PORT=$((PORT_BASE+379)); ETCD_PEER=$((PORT_BASE+380)); API_PORT=$((PORT_BASE+443))
+SCHED_PORT=$((PORT_BASE+259)); KCM_PORT=$((PORT_BASE+257))
+PKI=$CP_DIR/pki; LOGS=$CP_DIR/logs; PIDS=$CP_DIR/pids
+COMPONENTS="etcd kube-apiserver kube-scheduler kube-controller-manager"
+ADMIN=$PKI/admin.kubeconfig
+
+for b in etcd kube-apiserver kube-scheduler kube-controller-manager kubectl; do
+  [ -x "$CP_BIN_DIR/$b" ] || die "$CP_BIN_DIR/$b is missing: run hack/cp-build.sh first"
+done
+alive() { [ -f "$PIDS/$1.pid" ] && kill -0 "$(cat "$PIDS/$1.pid")" 2>/dev/null; }
+n=0; for c in $COMPONENTS; do alive "$c" && n=$((n+1)); done
+if [ $n = 4 ] && [ "$(cat "$CP_DIR/port-base" 2>/dev/null)" = "$PORT_BASE" ]; then
+  log "control plane already running in $CP_DIR (apiserver https://127.0.0.1:$API_PORT)"
+  echo "export KUBECONFIG=$ADMIN"; exit 0
+fi
+if [ $n -gt 0 ]; then log "a partial control plane is running in $CP_DIR: stopping it first"; CP_DIR="$CP_DIR" bash "$HACK_DIR/cp-down.sh"; fi
+
+for p in $ETCD_PORT $ETCD_PEER $API_PORT $SCHED_PORT $KCM_PORT; do
+  if ss -Hltn "sport = :$p" 2>/dev/null | grep -q .; then
+    die "port 127.0.0.1:$p is in use (PORT_BASE=$PORT_BASE); stop what uses it or pick another PORT_BASE"
+  fi
+done
+mkdir -p "$PKI" "$LOGS" "$PIDS"
+echo "$PORT_BASE" >"$CP_DIR/port-base"
+bash "$HACK_DIR/cp-pki.sh" "$PKI" "$API_PORT"
+log "PKI ready in $PKI"
+
+start() { # name cmd...
+  local name=$1; shift
+  setsid "$@" </dev/null >"$LOGS/$name.log" 2>&1 &
+  echo $! >"$PIDS/$name.pid"
+}
+# wait_for NAME TIMEOUT CMD... : poll until CMD succeeds, fail early if NAME died
+wait_for() {
+  local name=$1 t=$2; shift 2
+  for _ in $(seq 1 $((t*5))); do
+    if "$@" >/dev/null 2>&1; then log "${WHAT:-$name ready}"; return 0; fi
+    if ! alive "$name"; then
+      echo "$name exited; tail of $LOGS/$name.log:" >&2; tail -30 "$LOGS/$name.log" >&2; return 1; fi
+    sleep 0.2
+  done
+  echo "$name not ready after ${t}s; tail of $LOGS/$name.log:" >&2; tail -30 "$LOGS/$name.log" >&2; return 1
+}
+fail() { CP_DIR="$CP_DIR" bash "$HACK_DIR/cp-down.sh" >/dev/null 2>&1 || true; die "control plane did not come up (logs: $LOGS)"; }
+CURL_ADMIN=(curl -fsS --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key")
+
+if [ -n "${CP_WATCH_PID:-}" ]; then
+  # stops the control plane if the test process dies without tearing it down (timeout panic, SIGKILL)
+  setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; CP_DIR="$2" exec bash "$3"' \
+    cp-watchdog "$CP_WATCH_PID" "$CP_DIR" "$HACK_DIR/cp-down.sh" </dev/null >/dev/null 2>&1 &
+  echo $! >"$PIDS/watchdog.pid"
+fi
+
+start etcd "$CP_BIN_DIR/etcd" --name runlet-local --data-dir "$CP_DIR/etcd" \
+  --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+  --listen-peer-urls "http://127.0.0.1:$ETCD_PEER" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER" \
+  --initial-cluster "runlet-local=http://127.0.0.1:$ETCD_PEER" \
+  --unsafe-no-fsync --quota-backend-bytes=2147483648 --log-level warn
+wait_for etcd 30 curl -fsS "http://127.0.0.1:$ETCD_PORT/health" || fail
+
+start kube-apiserver "$CP_BIN_DIR/kube-apiserver" \
+  --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+  --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
+  --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
+  --client-ca-file "$PKI/ca.crt" \
+  --service-account-issuer https://kubernetes.default.svc.cluster.local \
+  --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
+  --service-cluster-ip-range 10.0.0.0/24 \
+  --authorization-mode Node,RBAC \
+  --enable-admission-plugins NodeRestriction \
+  --allow-privileged=true \
+  --kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" \
+  --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
+  --kubelet-preferred-address-types InternalIP,Hostname \
+  --requestheader-client-ca-file "$PKI/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client \
+  --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
+  --requestheader-extra-headers-prefix X-Remote-Extra- \
+  --proxy-client-cert-file "$PKI/front-proxy-client.crt" --proxy-client-key-file "$PKI/front-proxy-client.key" \
+  --endpoint-reconciler-type none \
+  --profiling=false --v=1
+wait_for kube-apiserver 120 "${CURL_ADMIN[@]}" "https://127.0.0.1:$API_PORT/readyz" || fail
+
+K=$PKI/kube-scheduler.kubeconfig
+start kube-scheduler "$CP_BIN_DIR/kube-scheduler" --kubeconfig "$K" \
+  --authentication-kubeconfig "$K" --authorization-kubeconfig "$K" \
+  --bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --leader-elect=false --v=1
+K=$PKI/kube-controller-manager.kubeconfig
+start kube-controller-manager "$CP_BIN_DIR/kube-controller-manager" --kubeconfig "$K" \
+  --authentication-kubeconfig "$K" --authorization-kubeconfig "$K" \
+  --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --leader-elect=false \
+  --service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
+  --cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
+  --use-service-account-credentials=true --controllers '*' --v=1
+
+"$CP_BIN_DIR/kubectl" --kubeconfig "$ADMIN" apply -f "$HACK_DIR/runlet-rbac.yaml" >/dev/null || fail
+log "RBAC for runlet applied"
+wait_for kube-scheduler 60 curl -fsSk "https://127.0.0.1:$SCHED_PORT/healthz" || fail
+wait_for kube-controller-manager 60 curl -fsSk "https://127.0.0.1:$KCM_PORT/healthz" || fail
+# ServiceAccount admission rejects pods until the controller made default/default.
+WHAT="default ServiceAccount exists" wait_for kube-controller-manager 60 "${CURL_ADMIN[@]}" \
+  "https://127.0.0.1:$API_PORT/api/v1/namespaces/default/serviceaccounts/default" || fail
+
+cat >"$CP_DIR/env" <<EOF
+export KUBECONFIG=$ADMIN
+export RUNLET_KUBECONFIG=$PKI/runlet.kubeconfig
+export CP_BIN_DIR=$CP_BIN_DIR
+export PORT_BASE=$PORT_BASE
+export APISERVER=https://127.0.0.1:$API_PORT
+EOF
+log "control plane up: https://127.0.0.1:$API_PORT (state in $CP_DIR)"
+echo "export KUBECONFIG=$ADMIN"

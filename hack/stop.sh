@@ -1,0 +1,25 @@
+#!/bin/bash
+# `make stop`: stop what `make run` started, by recorded PID: runlet, then the control plane.
+# Pods' containers keep running in podman (a restarted runlet re-adopts them); RM_PODS=1 removes the
+# podman pods of the node. WIPE=1 also deletes the control plane's state (PKI, etcd data).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+RUN_DIR=${RUN_DIR:-$REPO_ROOT/.run}
+stop_pid runlet "$RUN_DIR/runlet.pid" 30
+CP_DIR=$RUN_DIR/cp WIPE=${WIPE:-0} bash "$HACK_DIR/cp-down.sh"
+NODE=$(cat "$RUN_DIR/node-name" 2>/dev/null || true)
+[ -n "$NODE" ] && command -v podman >/dev/null 2>&1 || exit 0
+# runlet labels everything it creates in podman with io.runlet.owner=<node name>
+F=label=io.runlet.owner=$NODE
+if [ "${RM_PODS:-0}" = 1 ]; then
+  pods=$(podman pod ps -q --filter "$F" 2>/dev/null || true)
+  # shellcheck disable=SC2086
+  [ -z "$pods" ] || podman pod rm -f -t 0 $pods >/dev/null
+  ctrs=$(podman ps -aq --filter "$F" 2>/dev/null || true)
+  # shellcheck disable=SC2086
+  [ -z "$ctrs" ] || podman rm -f -t 0 $ctrs >/dev/null
+  log "removed the podman pods of node $NODE"
+else
+  n=$(podman pod ps -q --filter "$F" 2>/dev/null | wc -l)
+  [ "$n" = 0 ] || log "$n podman pods of node $NODE keep running (make run re-adopts them; RM_PODS=1 make stop removes them)"
+fi
