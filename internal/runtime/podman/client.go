@@ -68,7 +68,13 @@ func (e *APIError) Error() string {
 
 // Is lets errors.Is(err, runtime.ErrNotFound) work for 404 answers.
 func (e *APIError) Is(target error) bool {
-	return target == runtime.ErrNotFound && e.Status == http.StatusNotFound
+	if target != runtime.ErrNotFound {
+		return false
+	}
+	// podman 4.3 answers 500 "no such container/pod" for an object removed
+	// while it was being inspected.
+	return e.Status == http.StatusNotFound ||
+		(e.Status == http.StatusInternalServerError && strings.Contains(e.Message+e.Cause, "no such "))
 }
 
 // request describes one API call.

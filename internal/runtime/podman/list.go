@@ -40,7 +40,8 @@ func (b *Backend) ListContainers(ctx context.Context) ([]runtime.Container, erro
 		kept = append(kept, lc)
 		out = append(out, fromList(lc))
 	}
-	if err := b.refineAll(ctx, kept, out); err != nil {
+	out, err = b.refineAll(ctx, kept, out)
+	if err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
@@ -57,7 +58,9 @@ func (b *Backend) ListContainers(ctx context.Context) ([]runtime.Container, erro
 // should not serialise (nor flood podman with) one inspect each.
 const refineLimit = 8
 
-func (b *Backend) refineAll(ctx context.Context, list []ListContainer, out []runtime.Container) error {
+// refineAll fills what the list lacks; a container removed since the list
+// was taken is dropped rather than failing the whole list.
+func (b *Backend) refineAll(ctx context.Context, list []ListContainer, out []runtime.Container) ([]runtime.Container, error) {
 	sem := make(chan struct{}, refineLimit)
 	errs := make([]error, len(list))
 	var wg sync.WaitGroup
@@ -74,7 +77,17 @@ func (b *Backend) refineAll(ctx context.Context, list []ListContainer, out []run
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	kept := out[:0]
+	var failed []error
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			kept = append(kept, out[i])
+		case !errors.Is(err, runtime.ErrNotFound):
+			failed = append(failed, err)
+		}
+	}
+	return kept, errors.Join(failed...)
 }
 
 func fromList(lc ListContainer) runtime.Container {
