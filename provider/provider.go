@@ -32,11 +32,24 @@ type Config struct {
 	// APIPods is the framework's informer view of pods bound to the node.
 	APIPods corev1listers.PodLister
 	Log     logrus.FieldLogger
+	// Static, if set, takes static pods' statuses and finds them by name.
+	Static StaticPods
+	// Stats computes /stats/summary and /metrics/resource (internal/stats).
+	Stats StatsSource
 }
 
 // PodLookup finds the backend view of a running pod for the kubelet API.
 type PodLookup interface {
 	RuntimeStatus(uid types.UID) *runtime.PodStatus
+}
+
+// StaticPods is the mirror pod manager as the provider sees it.
+type StaticPods interface {
+	// UpdateStatus routes a static pod's status to its mirror pod; the
+	// framework cannot write it (the static pod's UID is not the mirror's).
+	UpdateStatus(pod *v1.Pod)
+	// StaticPod finds a static pod by its (mirror pod's) name.
+	StaticPod(namespace, name string) (*v1.Pod, bool)
 }
 
 // Provider implements the framework's pod lifecycle and notifier interfaces.
@@ -129,6 +142,11 @@ func (p *Provider) store(pod *v1.Pod) error {
 func (p *Provider) DeletePod(ctx context.Context, pod *v1.Pod) error {
 	_, span := telemetry.StartPodSpan(ctx, "provider.DeletePod", pod)
 	defer span.End()
+	if podconfig.IsMirror(pod) {
+		// Deleting a mirror pod never stops its static pod: the mirror
+		// manager recreates the mirror instead, as the kubelet does.
+		return nil
+	}
 	k := key(pod.Namespace, pod.Name)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -209,6 +227,9 @@ func (p *Provider) GetPods(ctx context.Context) ([]*v1.Pod, error) {
 func (p *Provider) NotifyPods(ctx context.Context, cb func(*v1.Pod)) {
 	p.cfg.Status.SetNotifier(func(pod *v1.Pod) {
 		if podconfig.IsStatic(pod) {
+			if p.cfg.Static != nil {
+				p.cfg.Static.UpdateStatus(pod)
+			}
 			return
 		}
 		p.mu.Lock()

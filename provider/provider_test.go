@@ -116,6 +116,11 @@ func TestDeletePod(t *testing.T) {
 		{"never handed over but in API: taken on", false, true, withDeletion(ppod("a", "ua")), false, "deleting"},
 		{"unknown", false, false, ppod("a", "ua"), true, "gone"},
 		{"other UID", true, true, ppod("a", "other"), true, "kept"},
+		{"mirror pod: its static pod keeps running", true, true, func() *v1.Pod {
+			p := withDeletion(ppod("a", "ua"))
+			p.Annotations = map[string]string{podconfig.ConfigMirrorAnnotation: "hash"}
+			return p
+		}(), false, "kept"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,23 +2,30 @@ package provider
 
 import (
 	"context"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
+// StatsSource computes the node's stats; internal/stats.Collector is one.
+type StatsSource interface {
+	Summary(ctx context.Context) (*statsv1alpha1.Summary, error)
+	ResourceMetrics(ctx context.Context) []*dto.MetricFamily
+}
+
 // GetStatsSummary returns the node's /stats/summary.
 func (p *Provider) GetStatsSummary(ctx context.Context) (*statsv1alpha1.Summary, error) {
-	return &statsv1alpha1.Summary{
-		Node: statsv1alpha1.NodeStats{NodeName: p.cfg.NodeName, StartTime: metav1.NewTime(startTime)},
-	}, nil
+	if p.cfg.Stats == nil {
+		return nil, errdefs.NotFound("stats are not collected on this node")
+	}
+	return p.cfg.Stats.Summary(ctx)
 }
 
 // GetMetricsResource returns the node's /metrics/resource families.
 func (p *Provider) GetMetricsResource(ctx context.Context) ([]*dto.MetricFamily, error) {
-	return nil, nil
+	if p.cfg.Stats == nil {
+		return nil, errdefs.NotFound("stats are not collected on this node")
+	}
+	return p.cfg.Stats.ResourceMetrics(ctx), nil
 }
-
-var startTime = time.Now()

@@ -13,9 +13,21 @@ import (
 	utilexec "k8s.io/utils/exec"
 )
 
+// lookupPod finds a pod the kubelet API may address: an API pod, or a
+// static pod by its mirror pod's name (which is what kubectl names).
+func (p *Provider) lookupPod(ctx context.Context, namespace, podName string) (*v1.Pod, error) {
+	pod, err := p.GetPod(ctx, namespace, podName)
+	if err != nil && p.cfg.Static != nil {
+		if sp, ok := p.cfg.Static.StaticPod(namespace, podName); ok {
+			pod, err = sp, nil
+		}
+	}
+	return pod, err
+}
+
 // container finds the newest backend container of a pod's container.
 func (p *Provider) container(ctx context.Context, namespace, podName, name string, previous bool) (*v1.Pod, *runtime.Container, error) {
-	pod, err := p.GetPod(ctx, namespace, podName)
+	pod, err := p.lookupPod(ctx, namespace, podName)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -23,13 +35,18 @@ func (p *Provider) container(ctx context.Context, namespace, podName, name strin
 	cur, prev := ps.Latest(name)
 	if previous {
 		cur = prev
+		if last := lastTerminated(pod, ps, name); last != nil {
+			cur = last
+		}
 	}
 	if cur == nil {
 		what := "container"
 		if previous {
 			what = "previous terminated container"
 		}
-		return nil, nil, errdefs.NotFoundf("%s %q in pod %q not found", what, name, podName)
+		// Invalid input (400), as the kubelet answers: the apiserver passes
+		// the message on, while a 404 reaches kubectl as a bare NotFound.
+		return nil, nil, errdefs.InvalidInputf("%s %q in pod %q not found", what, name, podName)
 	}
 	return pod, cur, nil
 }
@@ -66,7 +83,9 @@ func (p *Provider) RunInContainer(ctx context.Context, namespace, podName, conta
 	if c.State != runtime.ContainerRunning {
 		return fmt.Errorf("container %q in pod %q is not running", containerName, podName)
 	}
-	code, err := p.cfg.Runtime.Exec(ctx, c.ID, cmd, streamIO(attach))
+	done := make(chan struct{})
+	defer close(done)
+	code, err := p.cfg.Runtime.Exec(ctx, c.ID, cmd, streamIO(attach, done))
 	if err != nil {
 		return err
 	}
@@ -85,12 +104,14 @@ func (p *Provider) AttachToContainer(ctx context.Context, namespace, podName, co
 	if c.State != runtime.ContainerRunning {
 		return fmt.Errorf("container %q in pod %q is not running", containerName, podName)
 	}
-	return p.cfg.Runtime.Attach(ctx, c.ID, streamIO(attach))
+	done := make(chan struct{})
+	defer close(done)
+	return p.cfg.Runtime.Attach(ctx, c.ID, streamIO(attach, done))
 }
 
 // PortForward connects stream to a port in the pod's network namespace.
 func (p *Provider) PortForward(ctx context.Context, namespace, podName string, port int32, stream io.ReadWriteCloser) error {
-	pod, err := p.GetPod(ctx, namespace, podName)
+	pod, err := p.lookupPod(ctx, namespace, podName)
 	if err != nil {
 		return err
 	}
@@ -101,19 +122,38 @@ func (p *Provider) PortForward(ctx context.Context, namespace, podName string, p
 	return p.cfg.Runtime.PortForward(ctx, sb.ID, port, stream)
 }
 
-func streamIO(a api.AttachIO) runtime.StreamIO {
+// streamIO adapts the framework's streams; done ends the resize relay.
+func streamIO(a api.AttachIO, done <-chan struct{}) runtime.StreamIO {
 	sio := runtime.StreamIO{Stdin: a.Stdin(), Stdout: a.Stdout(), Stderr: a.Stderr(), TTY: a.TTY()}
 	if a.TTY() && a.Resize() != nil {
 		ch := make(chan runtime.TermSize, 1)
-		go func() {
-			defer close(ch)
-			for sz := range a.Resize() {
-				ch <- runtime.TermSize{Width: sz.Width, Height: sz.Height}
-			}
-		}()
+		go relayResize(a.Resize(), ch, done)
 		sio.Resize = ch
 	}
 	return sio
+}
+
+// relayResize forwards terminal sizes until the session ends. The framework
+// never closes its resize channel, and once the client's resize stream ends
+// it feeds zero sizes without pause, so a zero size ends the relay as well.
+func relayResize(in <-chan api.TermSize, out chan<- runtime.TermSize, done <-chan struct{}) {
+	defer close(out)
+	for {
+		var sz api.TermSize
+		select {
+		case <-done:
+			return
+		case sz = <-in:
+		}
+		if sz.Width == 0 && sz.Height == 0 {
+			return
+		}
+		select {
+		case <-done:
+			return
+		case out <- runtime.TermSize{Width: sz.Width, Height: sz.Height}:
+		}
+	}
 }
 
 // exitError carries a command's exit code back through the framework's

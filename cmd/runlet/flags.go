@@ -33,6 +33,9 @@ type options struct {
 	KubeAPIBurst      int
 	PodSyncWorkers    int
 	ShowVersion       bool
+
+	// BootstrapServingCert is the kubelet's --rotate-server-certificates.
+	BootstrapServingCert bool
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -56,6 +59,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.ManifestURL, "manifest-url", "", "URL serving a Pod or PodList of static pods")
 	fs.StringArrayVar(&o.ManifestURLHeader, "manifest-url-header", nil, "HTTP header for --manifest-url, 'Key:Value' (repeatable)")
 	fs.DurationVar(&o.PLEGRelistPeriod, "pleg-relist-period", time.Second, "how often the backend is relisted")
+	fs.BoolVar(&o.BootstrapServingCert, "bootstrap-serving-cert", false, "request the kubelet API's serving certificate with a CSR (signer kubernetes.io/kubelet-serving) and renew it before it expires; kept in <root-dir>/pki")
 	fs.BoolVar(&o.AuthWebhook, "authentication-token-webhook", true, "authenticate bearer tokens with TokenReview")
 	fs.StringVar(&o.AuthorizationMode, "authorization-mode", "Webhook", "Webhook (SubjectAccessReview) or AlwaysAllow")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 100, "QPS to the apiserver")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/runlet/runlet/internal/kubeletserver"
 	"github.com/runlet/runlet/internal/kuberuntime"
+	"github.com/runlet/runlet/internal/mirror"
 	nodeinfo "github.com/runlet/runlet/internal/node"
 	"github.com/runlet/runlet/internal/pleg"
 	"github.com/runlet/runlet/internal/podconfig"
@@ -30,6 +31,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -65,7 +67,7 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 
 	recorder, stopEvents := newRecorder(client, o.NodeName)
 	defer stopEvents()
-	core := newCore(ctx, o, backend, host, recorder, nodeIP, log)
+	core := newCore(ctx, o, client, backend, host, recorder, nodeIP, log)
 
 	if o.MetricsAddr != "" {
 		go serveMetrics(ctx, o.MetricsAddr, log)
@@ -81,10 +83,13 @@ type core struct {
 	status  *status.Manager
 	loop    *syncloop.Loop
 	backend runtime.Runtime
+	mirror  *mirror.Manager
 }
 
-func newCore(ctx context.Context, o *options, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry) *core {
-	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: status.NewManager(), backend: rt}
+func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry) *core {
+	mirrors := mirror.New(mirror.Config{Client: client, NodeName: o.NodeName, Log: log.WithField("component", "mirror")})
+	rec = mirror.NewRecorder(rec, mirrors) // static pods' events land on their mirror pods
+	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: status.NewManager(), backend: rt, mirror: mirrors}
 	c.pleg = pleg.New(rt, c.cache, o.PLEGRelistPeriod, log.WithField("component", "pleg"))
 	mgr := kuberuntime.NewManager(rt, rec, host.RuntimeName, o.NodeName, log.WithField("component", "kuberuntime"))
 	if err := mgr.PersistBackoff(filepath.Join(o.RootDir, "backoff.json")); err != nil {
@@ -101,12 +106,14 @@ func newCore(ctx context.Context, o *options, rt runtime.Runtime, host runtime.H
 		HostIPs:     []string{nodeIP},
 		MaxPods:     o.MaxPods,
 		Log:         log.WithField("component", "syncloop"),
+		Mirror:      c.mirror,
 	})
 	return c
 }
 
 func (c *core) start(ctx context.Context) {
 	go c.status.Run(ctx)
+	go c.mirror.Run(ctx)
 	go c.pleg.Run(ctx)
 	go c.loop.Run(ctx)
 }
@@ -116,7 +123,11 @@ func (c *core) RuntimeStatus(uid types.UID) *runtime.PodStatus { return c.cache.
 
 func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *core, host runtime.HostInfo, nodeIP string, rec record.EventRecorder, log *logrus.Entry) error {
 	apiSource := c.config.Channel(podconfig.APISource)
+	if err := startStaticSources(ctx, o, c.config, rec, log); err != nil {
+		return err
+	}
 	var prov *provider.Provider
+	var apiPods corev1listers.PodLister
 	newProvider := func(pc nodeutil.ProviderConfig) (nodeutil.Provider, node.NodeProvider, error) {
 		err := nodeinfo.Fill(pc.Node, nodeinfo.Options{
 			Name: o.NodeName, InternalIP: nodeIP, KubeletPort: o.KubeletPort, MaxPods: o.MaxPods,
@@ -127,40 +138,31 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		}
 		prov = provider.New(provider.Config{
 			NodeName: o.NodeName, Source: apiSource, Status: c.status, Runtime: c.backend,
-			Pods: c, APIPods: pc.Pods, Log: log.WithField("component", "provider"),
+			Pods: c, APIPods: pc.Pods, Log: log.WithField("component", "provider"), Static: c.mirror,
+			Stats: newStats(o, c),
 		})
+		apiPods = pc.Pods
+		c.mirror.SetPodLister(pc.Pods)
 		np := nodeinfo.NewProvider(c.backend, pc.Node, plegHealth(c.pleg))
 		return prov, np, nil
 	}
-	tlsCfg, selfSigned, err := kubeletserver.TLSConfig(kubeletserver.TLSOptions{
-		CertFile: o.TLSCertFile, KeyFile: o.TLSKeyFile, ClientCAFile: o.ClientCAFile, NodeName: o.NodeName, NodeIP: nodeIP,
-	})
+	tlsCfg, err := kubeletTLS(ctx, o, client, nodeIP, log)
 	if err != nil {
 		return err
 	}
-	if selfSigned {
-		log.Warn("no --tls-cert-file given: serving the kubelet API with a self-signed certificate")
-	}
-	mux := http.NewServeMux()
-	handler, err := kubeletserver.Handler(ctx, client, o.NodeName, kubeletserver.AuthOptions{
-		Webhook: o.AuthorizationMode == "Webhook", ClientCAFile: o.ClientCAFile,
-	}, mux)
+	mux := http.NewServeMux() // routes are added once the provider exists
+	handler, err := kubeletAuth(ctx, o, client, mux, log)
 	if err != nil {
 		return err
-	}
-	if o.AuthorizationMode != "Webhook" {
-		log.Warn("--authorization-mode=AlwaysAllow: the kubelet API accepts every request without authentication")
 	}
 	n, err := nodeutil.NewNode(o.NodeName, newProvider,
 		nodeutil.WithClient(client),
-		nodeutil.AttachProviderRoutes(mux),
 		func(cfg *nodeutil.NodeConfig) error {
 			cfg.HTTPListenAddr = net.JoinHostPort(o.Address, strconv.Itoa(int(o.KubeletPort)))
 			cfg.TLSConfig = tlsCfg
 			cfg.Handler = handler
 			cfg.NumWorkers = o.PodSyncWorkers
 			cfg.EventRecorder = rec
-			cfg.StreamIdleTimeout, cfg.StreamCreationTimeout = streamTimeouts()
 			return nil
 		},
 		nodeutil.WithPodControllerConfigOverrides(raiseQueueLimits),
@@ -168,6 +170,7 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 	if err != nil {
 		return err
 	}
+	mux.Handle("/", kubeletserver.Routes(prov, apiPods))
 	c.start(ctx)
 	go prov.Run(ctx, n.PodController().Ready())
 	go func() {

@@ -54,14 +54,6 @@ func raiseQueueLimits(c *node.PodControllerConfig) error {
 	return nil
 }
 
-// streamTimeouts returns the idle and creation timeouts for exec/attach/
-// port-forward streams. virtual-kubelet v1.14.1 passes them swapped to the
-// port-forward server, so both get the kubelet's idle timeout (4 h): a
-// stream then neither dies after the 30 s creation timeout nor hangs forever.
-func streamTimeouts() (idle, creation time.Duration) {
-	return 4 * time.Hour, 4 * time.Hour
-}
-
 func plegHealth(p *pleg.PLEG) nodeinfo.HealthCheck {
 	return func() error {
 		if ok, since := p.Healthy(); !ok {

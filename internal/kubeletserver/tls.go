@@ -3,6 +3,7 @@
 package kubeletserver
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -12,54 +13,72 @@ import (
 	"fmt"
 	"math/big"
 	"net"
-	"os"
 	"time"
 
 	"github.com/virtual-kubelet/virtual-kubelet/node/nodeutil"
+	"k8s.io/client-go/kubernetes"
 )
 
 // TLSOptions select where the serving certificate comes from.
 type TLSOptions struct {
 	CertFile, KeyFile string
-	ClientCAFile      string
 	NodeName, NodeIP  string
+	// Bootstrap requests the serving certificate from the cluster (signer
+	// kubernetes.io/kubelet-serving) and renews it before it expires; the
+	// pair in CertFile/KeyFile, if any, serves until the first is issued.
+	Bootstrap bool
+	Client    kubernetes.Interface
+	// CertDir keeps the issued certificates across restarts.
+	CertDir string
 }
 
-// TLSConfig builds the server's TLS config. Client certificates are verified
-// against the client CA when presented, but not required, so bearer tokens
-// still work; a certificate from another CA fails the handshake.
-func TLSConfig(o TLSOptions) (*tls.Config, bool, error) {
+// CertSource says where the serving certificate came from.
+type CertSource string
+
+const (
+	CertFromFiles      CertSource = "files"
+	CertFromCluster    CertSource = "cluster"
+	CertFromSelfSigned CertSource = "self-signed"
+)
+
+// TLSConfig builds the server's TLS config. Client certificates are asked
+// for but verified by the authenticator against --client-ca-file (re-read
+// when it changes), as on the kubelet, so a certificate from another CA gets
+// 401 and bearer tokens work without one.
+func TLSConfig(ctx context.Context, o TLSOptions) (*tls.Config, CertSource, error) {
 	cfg := &tls.Config{
 		MinVersion:   tls.VersionTLS12,
 		CipherSuites: nodeutil.DefaultServerCiphers(),
 		ClientAuth:   tls.RequestClientCert,
 	}
-	selfSigned := false
-	if o.CertFile != "" || o.KeyFile != "" {
+	switch {
+	case o.Bootstrap:
+		m, err := servingCertManager(ctx, o)
+		if err != nil {
+			return nil, "", err
+		}
+		cfg.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			if c := m.Current(); c != nil {
+				return c, nil
+			}
+			return nil, fmt.Errorf("no serving certificate available for the kubelet")
+		}
+		return cfg, CertFromCluster, nil
+	case o.CertFile != "" || o.KeyFile != "":
 		pair, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
 		if err != nil {
-			return nil, false, fmt.Errorf("loading --tls-cert-file/--tls-private-key-file: %w", err)
+			return nil, "", fmt.Errorf("loading --tls-cert-file/--tls-private-key-file: %w", err)
 		}
 		cfg.Certificates = []tls.Certificate{pair}
-	} else {
+		return cfg, CertFromFiles, nil
+	default:
 		pair, err := SelfSigned(o.NodeName, o.NodeIP)
 		if err != nil {
-			return nil, false, err
+			return nil, "", err
 		}
-		cfg.Certificates, selfSigned = []tls.Certificate{pair}, true
+		cfg.Certificates = []tls.Certificate{pair}
+		return cfg, CertFromSelfSigned, nil
 	}
-	if o.ClientCAFile != "" {
-		pem, err := os.ReadFile(o.ClientCAFile)
-		if err != nil {
-			return nil, false, fmt.Errorf("reading --client-ca-file: %w", err)
-		}
-		cfg.ClientCAs = x509.NewCertPool()
-		if !cfg.ClientCAs.AppendCertsFromPEM(pem) {
-			return nil, false, fmt.Errorf("--client-ca-file %s holds no PEM certificate", o.ClientCAFile)
-		}
-		cfg.ClientAuth = tls.VerifyClientCertIfGiven
-	}
-	return cfg, selfSigned, nil
 }
 
 // SelfSigned makes a throw-away serving certificate for the node.

@@ -50,27 +50,28 @@ func mirrorPodFor(static *v1.Pod, nodeName string, nodeUID types.UID) *v1.Pod {
 }
 
 // createMirror is the kubelet's CreateMirrorPod. A mirror that already exists
-// with the right hash (the informer had not caught up) is success.
-func (m *Manager) createMirror(ctx context.Context, static *v1.Pod) error {
+// with the right hash (the informer had not caught up, e.g. at start-up) is
+// success; created says whether this call made it.
+func (m *Manager) createMirror(ctx context.Context, static *v1.Pod) (created bool, err error) {
 	node, err := m.cfg.Client.CoreV1().Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
 	if err != nil {
-		return fmt.Errorf("failed to get node: %w", err)
+		return false, fmt.Errorf("failed to get node: %w", err)
 	}
 	if node.DeletionTimestamp != nil {
-		return errNodeDeleting
+		return false, errNodeDeleting
 	}
 	if node.UID == "" {
-		return fmt.Errorf("UID unset for node %s", m.cfg.NodeName)
+		return false, fmt.Errorf("UID unset for node %s", m.cfg.NodeName)
 	}
 	pods := m.cfg.Client.CoreV1().Pods(static.Namespace)
 	_, err = pods.Create(ctx, mirrorPodFor(static, m.cfg.NodeName, node.UID), metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		cur, gerr := pods.Get(ctx, static.Name, metav1.GetOptions{})
 		if gerr == nil && cur.DeletionTimestamp == nil && IsMirrorOf(cur, static) {
-			return nil
+			return false, nil
 		}
 	}
-	return err
+	return err == nil, err
 }
 
 // deleteMirror is the kubelet's DeleteMirrorPod: grace 0, only the object

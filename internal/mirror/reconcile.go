@@ -89,8 +89,8 @@ func (m *Manager) syncMirror(ctx context.Context, static, mirror *v1.Pod) {
 			return // not ours to replace yet: the informer will catch up
 		}
 	}
-	log.Info("creating a mirror pod for static pod")
-	if err := m.createMirror(ctx, static); err != nil {
+	created, err := m.createMirror(ctx, static)
+	if err != nil {
 		if errors.Is(err, errNodeDeleting) || apierrors.IsNotFound(err) {
 			log.WithError(err).Info("no mirror pod for now")
 		} else {
@@ -98,6 +98,9 @@ func (m *Manager) syncMirror(ctx context.Context, static, mirror *v1.Pod) {
 		}
 		m.backoff.Next(id, time.Now())
 		return
+	}
+	if created {
+		log.Info("created a mirror pod for static pod")
 	}
 	m.backoff.Reset(id)
 	m.markDirty(static)

@@ -41,6 +41,7 @@ type fileSource struct {
 	cfg     FileSourceConfig
 	files   map[string]*manifest
 	lastErr string
+	sent    bool
 }
 
 type manifest struct {
@@ -74,6 +75,11 @@ func (s *fileSource) scan() ([]*v1.Pod, error) {
 		return s.scanDir()
 	case st.Mode().IsRegular():
 		pod, err := s.read(s.cfg.Path)
+		if err != nil && !s.sent {
+			// Bad from the start: no pod, but the source counts as seen, or
+			// housekeeping would wait for it forever.
+			return []*v1.Pod{}, nil
+		}
 		if err != nil {
 			// A single manifest that turned bad keeps its pod, as on the kubelet.
 			return nil, errSkip
@@ -187,5 +193,6 @@ func (s *fileSource) list(ctx context.Context) {
 	select {
 	case <-ctx.Done():
 	case s.cfg.Updates <- pods:
+		s.sent = true
 	}
 }

@@ -178,3 +178,12 @@ func TestFileSourceSingleFile(t *testing.T) {
 	}
 	waitFor(t, r.ch, "")
 }
+
+// TestFileSourceSingleBadFile: a single manifest that is bad from the start
+// still makes the source seen (an empty snapshot).
+func TestFileSourceSingleBadFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pod.yaml")
+	writeFile(t, path, "kind: Nonsense")
+	r := startFileSource(t, path, time.Hour)
+	waitFor(t, r.ch, "")
+}

@@ -111,7 +111,9 @@ func TestHTTPSourceErrorsKeepLastSnapshot(t *testing.T) {
 	for what, set := range map[string]func(){
 		"server error": func() { srv.set(http.StatusInternalServerError, "boom") },
 		"bad body":     func() { srv.set(http.StatusOK, "{{{ not yaml") },
-		"invalid pod":  func() { srv.set(http.StatusOK, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"z"},"spec":{"containers":[]}}`) },
+		"invalid pod": func() {
+			srv.set(http.StatusOK, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"z"},"spec":{"containers":[]}}`)
+		},
 	} {
 		hook.Reset()
 		set()

@@ -8,9 +8,12 @@ import (
 
 // housekeeping removes backend pods that belong to no pod, and forgets
 // finished workers, as HandlePodCleanups does. Until every source has been
-// seen it does nothing: a slow start must never delete live workloads.
+// seen it does nothing but keep mirror pods: a slow start must never delete
+// live workloads.
 func (l *Loop) housekeeping(ctx context.Context) {
-	if !l.cfg.SourcesSeen() {
+	seen := l.cfg.SourcesSeen()
+	l.syncMirrors(seen)
+	if !seen {
 		return
 	}
 	desired := map[types.UID]bool{}

@@ -106,6 +106,10 @@ func (l *Loop) handleUpdate(u podconfig.PodUpdate) {
 			l.handleReconcile(p)
 		}
 	}
+	if l.cfg.Mirror != nil && len(u.Pods) > 0 && (u.Source == podconfig.FileSource || u.Source == podconfig.HTTPSource) {
+		// Mirror pods follow at once, not at the next housekeeping.
+		l.syncMirrors(l.cfg.SourcesSeen())
+	}
 }
 
 // handleAdd admits a pod, as HandlePodAdditions does.

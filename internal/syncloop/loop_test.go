@@ -119,12 +119,12 @@ func TestLoopRetriesRemovedPod(t *testing.T) {
 		}
 		return nil
 	}}
-	l := New(Config{Log: logrus.New()})
+	l := New(Config{Log: logrus.New(), SourcesSeen: func() bool { return true }})
 	l.workers = newPodWorkers(ctx, s, l.queue, time.Hour, time.Millisecond)
 	p := wpod("1")
-	l.handleUpdate(podconfig.PodUpdate{Op: podconfig.ADD, Pods: []*v1.Pod{p}})
+	l.handleUpdate(podconfig.PodUpdate{Op: podconfig.ADD, Pods: []*v1.Pod{p}, Source: podconfig.APISource})
 	expectCalls(t, s, "Sync@1")
-	l.handleUpdate(podconfig.PodUpdate{Op: podconfig.REMOVE, Pods: []*v1.Pod{p}})
+	l.handleUpdate(podconfig.PodUpdate{Op: podconfig.REMOVE, Pods: []*v1.Pod{p}, Source: podconfig.APISource})
 	expectCalls(t, s, "Terminating@1")
 	// The sync ticker's work: dispatch whatever is due.
 	done := make(chan struct{})

@@ -24,6 +24,7 @@
 // Known limits: podman's list reports start and exit times in whole seconds,
 // so ListContainers inspects a container once per state change for the
 // nanosecond times (and OOMKilled); log timestamps from the API are whole
-// seconds on podman 4.3; PortForward needs CAP_SYS_ADMIN and the infra
+// seconds on podman 4.3, so Logs reads the k8s-file log on disk when times
+// matter and falls back to the API when runlet cannot see it; PortForward needs CAP_SYS_ADMIN and the infra
 // process in runlet's PID namespace to reach loopback-only servers.
 package podman

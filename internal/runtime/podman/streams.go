@@ -14,8 +14,14 @@ import (
 )
 
 // Logs copies a slice of a container's log. podman 4.3 cuts the API's
-// timestamps to whole seconds (its k8s-file log on disk has nanoseconds).
+// timestamps to whole seconds, so when times matter (timestamps shown, or a
+// since filter) the k8s-file log on disk, which has nanoseconds, is read.
 func (b *Backend) Logs(ctx context.Context, id string, opts runtime.LogOptions, stdout, stderr io.Writer) error {
+	if opts.Timestamps || !opts.Since.IsZero() {
+		if used, err := b.logFileLogs(ctx, id, opts, stdout, stderr); used {
+			return err
+		}
+	}
 	q := url.Values{"stdout": {"true"}, "stderr": {"true"},
 		"follow": {strconv.FormatBool(opts.Follow)}, "timestamps": {strconv.FormatBool(opts.Timestamps)}}
 	if opts.TailLines >= 0 {

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/runlet/runlet/internal/kubeletserver"
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/stats"
+	"github.com/sirupsen/logrus"
+	"k8s.io/client-go/kubernetes"
+)
+
+// kubeletTLS picks the kubelet API's serving certificate and says where it
+// came from; a self-signed one is a last resort that clients cannot verify.
+func kubeletTLS(ctx context.Context, o *options, client kubernetes.Interface, nodeIP string, log *logrus.Entry) (*tls.Config, error) {
+	cfg, src, err := kubeletserver.TLSConfig(ctx, kubeletserver.TLSOptions{
+		CertFile: o.TLSCertFile, KeyFile: o.TLSKeyFile, NodeName: o.NodeName, NodeIP: nodeIP,
+		Bootstrap: o.BootstrapServingCert, Client: client, CertDir: filepath.Join(o.RootDir, "pki"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch src {
+	case kubeletserver.CertFromSelfSigned:
+		log.Warn("no --tls-cert-file given: serving the kubelet API with a self-signed certificate")
+	case kubeletserver.CertFromCluster:
+		log.WithField("signer", "kubernetes.io/kubelet-serving").Info("serving certificate requested from the cluster; " +
+			"it is used once its CSR is approved (kubectl get csr; kubectl certificate approve <name>)")
+	}
+	return cfg, nil
+}
+
+// kubeletAuth puts authentication and authorization in front of the API.
+func kubeletAuth(ctx context.Context, o *options, client kubernetes.Interface, h http.Handler, log *logrus.Entry) (http.Handler, error) {
+	webhook := o.AuthorizationMode == "Webhook"
+	if !webhook {
+		log.Warn("--authorization-mode=AlwaysAllow: the kubelet API accepts every request without authentication")
+	}
+	return kubeletserver.Handler(ctx, client, o.NodeName, kubeletserver.AuthOptions{
+		Webhook: webhook, TokenWebhook: o.AuthWebhook, ClientCAFile: o.ClientCAFile,
+	}, h)
+}
+
+// newStats measures runlet's root dir as the node filesystem and podman's
+// storage, when it is on this host, as the image filesystem.
+func newStats(o *options, c *core) *stats.Collector {
+	imageFs := "/var/lib/containers/storage"
+	if _, err := os.Stat(imageFs); err != nil {
+		imageFs = storagePath(o.RootDir)
+	}
+	return stats.New(stats.Config{
+		NodeName: o.NodeName, Backend: c.backend, Pods: c.runtimePods,
+		NodeFsPath: storagePath(o.RootDir), ImageFsPath: imageFs,
+	})
+}
+
+// runtimePods is the backend view of every pod, static ones included.
+func (c *core) runtimePods() []*runtime.PodStatus {
+	uids := c.cache.UIDs()
+	out := make([]*runtime.PodStatus, 0, len(uids))
+	for _, uid := range uids {
+		if ps := c.cache.Get(uid); ps != nil {
+			out = append(out, ps)
+		}
+	}
+	return out
+}

@@ -1,0 +1,138 @@
+package stats
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// userHZ is the unit of /proc/stat times. It is 100 on every Linux ABI Go
+// supports, and reading it needs sysconf (cgo), so it is a constant.
+const userHZ = 100
+
+// procFS reads the host's figures below a procfs root ("/proc" outside tests).
+type procFS string
+
+// cpuUsage returns the CPU time the host spent busy (all but idle and
+// iowait) and the boot time, from /proc/stat.
+func (p procFS) cpuUsage() (usageNanos uint64, boot time.Time, err error) {
+	b, err := os.ReadFile(filepath.Join(string(p), "stat"))
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	found := false
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 8 && f[0] == "cpu":
+			// user nice system idle iowait irq softirq steal; guest time is in user already.
+			for _, i := range []int{1, 2, 3, 6, 7, 8} {
+				v, _ := strconv.ParseUint(f[i], 10, 64)
+				usageNanos += v * uint64(time.Second/userHZ)
+			}
+			found = true
+		case len(f) == 2 && f[0] == "btime":
+			sec, _ := strconv.ParseInt(f[1], 10, 64)
+			boot = time.Unix(sec, 0)
+		}
+	}
+	if !found {
+		return 0, time.Time{}, fmt.Errorf("no cpu line in %s/stat", p)
+	}
+	return usageNanos, boot, nil
+}
+
+// keyValues parses "key value [unit]" or "key: value kB" lines; kB values
+// are returned in bytes.
+func (p procFS) keyValues(name string) (map[string]uint64, error) {
+	f, err := os.Open(filepath.Join(string(p), name))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]uint64{}
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		fields := strings.Fields(s.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		v, err := strconv.ParseUint(fields[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		if len(fields) == 3 && fields[2] == "kB" {
+			v *= 1024
+		}
+		out[strings.TrimSuffix(fields[0], ":")] = v
+	}
+	return out, s.Err()
+}
+
+// netDev is one interface's counters from /proc/net/dev.
+type netDev struct {
+	name                               string
+	rxBytes, rxErrors, txBytes, txErrs uint64
+}
+
+func (p procFS) netDevs() ([]netDev, error) {
+	b, err := os.ReadFile(filepath.Join(string(p), "net", "dev"))
+	if err != nil {
+		return nil, err
+	}
+	var out []netDev
+	for _, line := range strings.Split(string(b), "\n") {
+		name, rest, ok := strings.Cut(line, ":")
+		f := strings.Fields(rest)
+		if !ok || len(f) < 11 || strings.Contains(name, "|") {
+			continue
+		}
+		n := func(i int) uint64 { v, _ := strconv.ParseUint(f[i], 10, 64); return v }
+		out = append(out, netDev{name: strings.TrimSpace(name), rxBytes: n(0), rxErrors: n(2), txBytes: n(8), txErrs: n(10)})
+	}
+	return out, nil
+}
+
+// defaultInterface names the interface of the default route, the one the
+// kubelet (cAdvisor) reports as the node's network; "" when there is none.
+func (p procFS) defaultInterface() string {
+	b, err := os.ReadFile(filepath.Join(string(p), "net", "route"))
+	if err != nil {
+		return ""
+	}
+	for _, line := range bytes.Split(b, []byte("\n"))[1:] {
+		f := strings.Fields(string(line))
+		if len(f) >= 2 && f[1] == "00000000" {
+			return f[0]
+		}
+	}
+	return ""
+}
+
+// pidMax is the kernel's PID limit.
+func (p procFS) pidMax() (int64, error) {
+	b, err := os.ReadFile(filepath.Join(string(p), "sys", "kernel", "pid_max"))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+}
+
+// threads is the number of tasks on the host, the kubelet's "curproc".
+func (p procFS) threads() (int64, error) {
+	b, err := os.ReadFile(filepath.Join(string(p), "loadavg"))
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 4 {
+		return 0, fmt.Errorf("malformed %s/loadavg", p)
+	}
+	_, total, _ := strings.Cut(f[3], "/")
+	return strconv.ParseInt(total, 10, 64)
+}
