@@ -69,12 +69,14 @@ func (c *Collector) onePod(ps *runtime.PodStatus, byID map[string]runtime.Contai
 		StartTime: metav1.NewTime(sb.CreatedAt),
 	}
 	var sum runtime.ContainerStats
+	var rate uint64
 	var net *runtime.ContainerStats
 	for _, ctr := range runningContainers(ps) {
 		s, ok := byID[ctr.ID]
 		cs := statsv1alpha1.ContainerStats{Name: ctr.Name, StartTime: metav1.NewTime(ctr.StartedAt)}
 		if ok {
 			cs.CPU = c.cpu("ctr/"+ctr.ID, s.CPUNanos, s.Time, ctr.StartedAt)
+			rate += *cs.CPU.UsageNanoCores
 			cs.Memory = containerMemory(s, memTotal)
 			sum.CPUNanos += s.CPUNanos
 			sum.MemoryWorkingSet += s.MemoryWorkingSet
@@ -90,7 +92,9 @@ func (c *Collector) onePod(ps *runtime.PodStatus, byID map[string]runtime.Contai
 	if sum.Time.IsZero() {
 		return pod
 	}
-	pod.CPU = c.cpu("pod/"+sb.PodUID, sum.CPUNanos, sum.Time, sb.CreatedAt)
+	// The pod's rate is its containers' sum, so a restarted container (its
+	// counter starts again) does not distort it.
+	pod.CPU = &statsv1alpha1.CPUStats{Time: metav1.NewTime(sum.Time), UsageCoreNanoSeconds: ptr(sum.CPUNanos), UsageNanoCores: ptr(rate)}
 	pod.Memory = &statsv1alpha1.MemoryStats{Time: metav1.NewTime(sum.Time), WorkingSetBytes: ptr(sum.MemoryWorkingSet), UsageBytes: ptr(sum.MemoryUsageBytes)}
 	pod.ProcessStats = &statsv1alpha1.ProcessStats{ProcessCount: ptr(sum.ProcessCount)}
 	pod.Network = podNetwork(net)

@@ -91,8 +91,11 @@ func benchRunlet(t *testing.T, ctx context.Context, cfg config, be *podman.Backe
 	progress("runlet: %d container exits (podman kill → API terminated)", len(seq))
 	for _, p := range seq {
 		got, err := api.Get(ctx, p.Name, metav1.GetOptions{})
-		if err != nil || len(got.Status.ContainerStatuses) != 1 {
-			t.Fatalf("pod %s: %v %+v", p.Name, err, got.Status.ContainerStatuses)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Status.ContainerStatuses) != 1 {
+			t.Fatalf("pod %s: container statuses %+v", p.Name, got.Status.ContainerStatuses)
 		}
 		id := strings.TrimPrefix(got.Status.ContainerStatuses[0].ContainerID, "podman://")
 		t0 := time.Now()
