@@ -76,12 +76,9 @@ func (p *Provider) GetContainerLogs(ctx context.Context, namespace, podName, con
 
 // RunInContainer runs cmd in the container (kubectl exec).
 func (p *Provider) RunInContainer(ctx context.Context, namespace, podName, containerName string, cmd []string, attach api.AttachIO) error {
-	_, c, err := p.container(ctx, namespace, podName, containerName, false)
+	c, err := p.runningContainer(ctx, namespace, podName, containerName)
 	if err != nil {
 		return err
-	}
-	if c.State != runtime.ContainerRunning {
-		return fmt.Errorf("container %q in pod %q is not running", containerName, podName)
 	}
 	done := make(chan struct{})
 	defer close(done)
@@ -97,16 +94,26 @@ func (p *Provider) RunInContainer(ctx context.Context, namespace, podName, conta
 
 // AttachToContainer attaches to the container's main process.
 func (p *Provider) AttachToContainer(ctx context.Context, namespace, podName, containerName string, attach api.AttachIO) error {
-	_, c, err := p.container(ctx, namespace, podName, containerName, false)
+	c, err := p.runningContainer(ctx, namespace, podName, containerName)
 	if err != nil {
 		return err
-	}
-	if c.State != runtime.ContainerRunning {
-		return fmt.Errorf("container %q in pod %q is not running", containerName, podName)
 	}
 	done := make(chan struct{})
 	defer close(done)
 	return p.cfg.Runtime.Attach(ctx, c.ID, streamIO(attach, done))
+}
+
+// runningContainer finds the container exec and attach act on: only a
+// running one will do.
+func (p *Provider) runningContainer(ctx context.Context, namespace, podName, containerName string) (*runtime.Container, error) {
+	_, c, err := p.container(ctx, namespace, podName, containerName, false)
+	if err != nil {
+		return nil, err
+	}
+	if c.State != runtime.ContainerRunning {
+		return nil, fmt.Errorf("container %q in pod %q is not running", containerName, podName)
+	}
+	return c, nil
 }
 
 // PortForward connects stream to a port in the pod's network namespace.
