@@ -54,6 +54,11 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		sb = &created
 		ps = &runtime.PodStatus{UID: uid, Sandboxes: []runtime.Sandbox{created}}
 	}
+	if done, r, err := m.syncInitContainers(ctx, pod, sb.ID, ps); !done || err != nil {
+		r.Changed = r.Changed || res.Changed
+		m.pruneOld(ctx, pod, ps)
+		return r, err
+	}
 	var errs []error
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
@@ -73,6 +78,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 // podIsDone reports a pod whose restart policy lets none of its exited
 // containers run again.
 func podIsDone(pod *v1.Pod, ps *runtime.PodStatus) bool {
+	if initFailed(pod, ps) {
+		return true
+	}
 	if pod.Spec.RestartPolicy == v1.RestartPolicyAlways || len(pod.Spec.Containers) == 0 {
 		return false
 	}
@@ -148,7 +156,7 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contain
 	if res, err := m.ensureImage(ctx, pod, c); err != nil {
 		return res, err
 	}
-	cfg, err := containerConfig(pod, c, attempt, false)
+	cfg, err := containerConfig(pod, c, attempt, isInit(pod, c.Name))
 	if err != nil {
 		m.setWaiting(uid, c.Name, &status.Waiting{Reason: "CreateContainerConfigError", Message: err.Error()})
 		m.event(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)

@@ -10,8 +10,11 @@ import (
 // honour yet, so a user is told instead of being silently ignored.
 func Unsupported(pod *v1.Pod) []string {
 	var out []string
-	if n := len(pod.Spec.InitContainers); n > 0 {
-		out = append(out, fmt.Sprintf("spec.initContainers (%d)", n))
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy != nil {
+			out = append(out, fmt.Sprintf("initContainers[%s].restartPolicy (sidecars)", c.Name))
+		}
+		out = append(out, unsupportedInContainer(&c)...)
 	}
 	if len(pod.Spec.EphemeralContainers) > 0 {
 		out = append(out, "spec.ephemeralContainers")

@@ -29,8 +29,12 @@ type Input struct {
 func Generate(in Input) v1.PodStatus {
 	pod := in.Pod
 	st := v1.PodStatus{QOSClass: pod.Status.QOSClass}
-	st.InitContainerStatuses = containerStatuses(in, pod.Spec.InitContainers)
-	st.ContainerStatuses = containerStatuses(in, pod.Spec.Containers)
+	st.InitContainerStatuses = containerStatuses(in, pod.Spec.InitContainers, "ContainerCreating")
+	waitReason := "ContainerCreating"
+	if !allTerminatedOK(st.InitContainerStatuses) {
+		waitReason = "PodInitializing"
+	}
+	st.ContainerStatuses = containerStatuses(in, pod.Spec.Containers, waitReason)
 	st.Phase = phase(pod, st.ContainerStatuses, st.InitContainerStatuses, in.Terminal)
 	if sb := in.Runtime.Sandbox(); sb != nil && len(sb.IPs) > 0 {
 		st.PodIP = sb.IPs[0]
@@ -54,23 +58,25 @@ func Generate(in Input) v1.PodStatus {
 	return st
 }
 
-func containerStatuses(in Input, specs []v1.Container) []v1.ContainerStatus {
+func containerStatuses(in Input, specs []v1.Container, waitReason string) []v1.ContainerStatus {
 	if len(specs) == 0 {
 		return nil
 	}
 	out := make([]v1.ContainerStatus, 0, len(specs))
 	for _, c := range specs {
-		out = append(out, containerStatus(in, c))
+		out = append(out, containerStatus(in, c, waitReason))
 	}
 	return out
 }
 
-func containerStatus(in Input, spec v1.Container) v1.ContainerStatus {
+// containerStatus reports one container; waitReason is why a container not
+// created yet waits (ContainerCreating, or PodInitializing behind init containers).
+func containerStatus(in Input, spec v1.Container, waitReason string) v1.ContainerStatus {
 	cs := v1.ContainerStatus{Name: spec.Name, Image: spec.Image}
 	cur, prev := in.Runtime.Latest(spec.Name)
 	w, hasWaiting := in.Waiting[spec.Name]
 	if cur == nil {
-		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: "ContainerCreating"}
+		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: waitReason}
 		if hasWaiting {
 			cs.State.Waiting = &v1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}
 		}
