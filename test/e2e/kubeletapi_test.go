@@ -212,9 +212,6 @@ func testLogsInitContainer(t *testing.T, node, ns string) {
 	pod.Spec.InitContainers = []v1.Container{framework.Busybox("init", "sh", "-c", "echo init-done")}
 	framework.CreatePod(t, pod)
 	framework.Eventually(t, 90*time.Second, "the init container to finish", func() (bool, error) {
-		if hasEvent(t, ns, "withinit", "UnsupportedField", "spec.initContainers") {
-			t.Skip("the core does not run init containers yet (UnsupportedField event)")
-		}
 		p, err := framework.Get(t).Client.CoreV1().Pods(ns).Get(context.Background(), "withinit", metav1.GetOptions{})
 		if err != nil {
 			return false, err
