@@ -63,7 +63,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		opts.PodmanPath = "podman"
 	}
 	if opts.StartTimeout == 0 {
-		opts.StartTimeout = 30 * time.Second
+		opts.StartTimeout = 60 * time.Second
 	}
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}

@@ -29,7 +29,8 @@ func realBackend(t testing.TB) *Backend {
 		t.Fatalf("podman is not installed: the podman backend tests need it (apt-get install podman runc busybox-static), or run with -short")
 	}
 	ensureTestImage(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// Generous: a loaded machine can hold podman's storage lock for long.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	b, err := New(ctx, Options{PrivateService: true, RunDir: shortTempDir(t), Logf: t.Logf})
 	if err != nil {
