@@ -127,10 +127,11 @@ func benchRunlet(t *testing.T, ctx context.Context, cfg config, be *podman.Backe
 	progress("runlet: %d pods at rest: settling %v, then CPU over %v", cfg.burst, cfg.settle, cfg.cpuWindow)
 	time.Sleep(cfg.settle)
 	r.rss100, r.svcRSS = rssMiB(t, rl.PID()), rssMiB(t, be.ServicePID())
-	cpu0, wall0 := cpuTicks(t, rl.PID()), time.Now()
+	cpu0, svc0, wall0 := cpuTicks(t, rl.PID()), cpuTicks(t, be.ServicePID()), time.Now()
 	time.Sleep(cfg.cpuWindow)
 	const clkTck = 100 // USER_HZ on Linux
-	r.cpu = float64(cpuTicks(t, rl.PID())-cpu0) / clkTck / time.Since(wall0).Seconds() * 100
+	perCent := func(ticks int64) float64 { return float64(ticks) / clkTck / time.Since(wall0).Seconds() * 100 }
+	r.cpu, r.svcCPU = perCent(cpuTicks(t, rl.PID())-cpu0), perCent(cpuTicks(t, be.ServicePID())-svc0)
 
 	n := min(cfg.n, len(burst))
 	progress("runlet: %d deletes (grace 0 → API object gone and podman pod removed)", n)
