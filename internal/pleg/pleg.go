@@ -223,3 +223,21 @@ func (p *PLEG) emit(e *Event) {
 		p.log.WithField("pod", e.PodUID).Warn("lifecycle event channel full; event dropped, the next relist recovers")
 	}
 }
+
+// Refresh re-inspects the pod's live containers, for a caller that has just
+// changed them and cannot wait for the next relist. The cache is untouched:
+// the relist stays the source of truth.
+func (p *PLEG) Refresh(ctx context.Context, ps *runtime.PodStatus) *runtime.PodStatus {
+	out := *ps
+	out.Containers = append([]runtime.Container(nil), ps.Containers...)
+	for i, c := range out.Containers {
+		if c.State != runtime.ContainerRunning && c.State != runtime.ContainerCreated {
+			continue
+		}
+		if fresh, err := p.rt.InspectContainer(ctx, c.ID); err == nil {
+			out.Containers[i] = fresh
+		}
+	}
+	out.Timestamp = time.Now()
+	return &out
+}

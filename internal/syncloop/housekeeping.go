@@ -2,6 +2,7 @@ package syncloop
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -25,21 +26,57 @@ func (l *Loop) housekeeping(ctx context.Context) {
 		l.cfg.Runtime.Forget(string(uid))
 	}
 	for _, uid := range l.orphans(desired) {
-		ps := l.cfg.Cache.Get(uid)
+		l.removeOrphan(ctx, uid)
+	}
+	l.cfg.Runtime.GC()
+}
+
+// orphanRetry is how long a removal in flight (or just done, until the next
+// relist shows it) keeps an orphan from being removed again.
+const orphanRetry = 10 * time.Second
+
+// removeOrphan removes a pod's backend objects off the loop's goroutine, so
+// a mass deletion does not stall config updates and lifecycle events.
+func (l *Loop) removeOrphan(ctx context.Context, uid string) {
+	l.removingMu.Lock()
+	if t, ok := l.removing[uid]; ok && time.Since(t) < orphanRetry {
+		l.removingMu.Unlock()
+		return
+	}
+	l.removing[uid] = time.Now()
+	l.removingMu.Unlock()
+	ps := l.cfg.Cache.Get(uid)
+	go func() {
 		l.log.WithField("podUID", uid).Info("removing backend objects of a pod no source holds")
 		if err := l.cfg.Runtime.RemovePod(ctx, ps); err != nil {
 			l.log.WithError(err).WithField("podUID", uid).Warn("removing orphaned pod failed")
 		}
 		l.cfg.PLEG.Trigger()
+	}()
+}
+
+// pruneRemoving forgets removals the cache no longer shows.
+func (l *Loop) pruneRemoving(inCache map[string]bool) {
+	l.removingMu.Lock()
+	defer l.removingMu.Unlock()
+	for uid := range l.removing {
+		if !inCache[uid] {
+			delete(l.removing, uid)
+		}
 	}
-	l.cfg.Runtime.GC()
 }
 
 // orphans lists pod UIDs with backend objects but neither a desired pod nor
 // a worker still busy with them.
 func (l *Loop) orphans(desired map[types.UID]bool) []string {
 	var out []string
-	for _, uid := range l.cfg.Cache.UIDs() {
+	uids := l.cfg.Cache.UIDs()
+	inCache := make(map[string]bool, len(uids))
+	for _, uid := range uids {
+		inCache[uid] = true
+	}
+	l.pruneRemoving(inCache)
+	for _, uid := range uids {
 		if desired[types.UID(uid)] || l.workers.known(types.UID(uid)) {
 			continue
 		}

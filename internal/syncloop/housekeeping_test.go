@@ -58,7 +58,16 @@ func TestHousekeepingWaitsForSources(t *testing.T) {
 	}
 	seen = true
 	l.housekeeping(ctx)
+	// The removal runs off the loop's goroutine.
+	deadline := time.Now().Add(10 * time.Second)
+	for got := pods(); got["orphan"] && time.Now().Before(deadline); got = pods() {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if got := pods(); got["orphan"] || !got["desired"] {
 		t.Errorf("housekeeping left %v; want only the desired pod", got)
+	}
+	l.housekeeping(ctx)
+	if n := f.Calls("RemoveSandbox"); n != 1 {
+		t.Errorf("RemoveSandbox called %d times; a removal in flight must not be repeated", n)
 	}
 }

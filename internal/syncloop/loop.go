@@ -48,6 +48,9 @@ type Loop struct {
 	log     logrus.FieldLogger
 	// changed holds pods whose last sync touched the backend.
 	changed sync.Map
+	// removing holds orphans whose removal was started, and when.
+	removingMu sync.Mutex
+	removing   map[string]time.Time
 }
 
 const (
@@ -61,7 +64,7 @@ func New(cfg Config) *Loop {
 	if cfg.ResyncInterval == 0 {
 		cfg.ResyncInterval = time.Minute
 	}
-	return &Loop{cfg: cfg, pods: newPodManager(), queue: newWorkQueue(), log: cfg.Log}
+	return &Loop{cfg: cfg, pods: newPodManager(), queue: newWorkQueue(), log: cfg.Log, removing: map[string]time.Time{}}
 }
 
 // Run blocks until ctx ends.

@@ -43,13 +43,21 @@ func (l *Loop) SyncPod(ctx context.Context, pod *v1.Pod, since time.Time) (bool,
 func (l *Loop) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, since time.Time, grace *int64) error {
 	ctx, span := telemetry.StartPodSpan(ctx, "syncloop.SyncTerminatingPod", pod)
 	defer span.End()
-	ps := l.cfg.Cache.GetNewerThan(string(pod.UID), since, ctx.Done())
+	ps := l.cfg.Cache.Get(string(pod.UID))
+	if _, desired := l.pods.get(pod.UID); desired {
+		// The pod is still in the API: act on a view newer than the last
+		// sync so a container it just started is stopped gracefully too.
+		// A removed pod's leftovers go with its sandbox right after.
+		ps = l.cfg.Cache.GetNewerThan(string(pod.UID), since, ctx.Done())
+	}
 	if err := l.cfg.Runtime.KillPod(ctx, pod, ps, grace); err != nil {
 		telemetry.RecordError(span, err)
 		return err
 	}
-	l.cfg.PLEG.Relist(ctx)
-	l.setStatus(pod, l.cfg.Cache.Get(string(pod.UID)), true)
+	// Re-inspect only this pod's containers for the final status: a full
+	// relist costs a second with a hundred pods on a busy podman.
+	l.setStatus(pod, l.cfg.PLEG.Refresh(ctx, ps), true)
+	l.changed.Store(pod.UID, true)
 	return nil
 }
 
