@@ -138,11 +138,7 @@ func (p *PLEG) Relist(ctx context.Context) {
 // list builds every pod's view, stamped ts: the relist's start, so that a
 // view never passes for newer than a change made while it was being listed.
 func (p *PLEG) list(ctx context.Context, ts time.Time) (map[string]*runtime.PodStatus, error) {
-	sbs, err := p.rt.ListSandboxes(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ctrs, err := p.rt.ListContainers(ctx)
+	sbs, ctrs, err := p.listAll(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -240,4 +236,16 @@ func (p *PLEG) Refresh(ctx context.Context, ps *runtime.PodStatus) *runtime.PodS
 	}
 	out.Timestamp = time.Now()
 	return &out
+}
+
+func (p *PLEG) listAll(ctx context.Context) ([]runtime.Sandbox, []runtime.Container, error) {
+	if l, ok := p.rt.(runtime.SnapshotLister); ok {
+		return l.ListAll(ctx)
+	}
+	sbs, err := p.rt.ListSandboxes(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctrs, err := p.rt.ListContainers(ctx)
+	return sbs, ctrs, err
 }

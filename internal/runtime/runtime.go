@@ -248,3 +248,10 @@ type Runtime interface {
 	// PortForward connects stream to port inside the sandbox's network namespace.
 	PortForward(ctx context.Context, sandboxID string, port int32, stream io.ReadWriteCloser) error
 }
+
+// SnapshotLister is an optional part of the contract: a backend that can list
+// sandboxes and containers in one consistent call implements it, and the
+// PLEG then relists with it (half the load on podman at every relist).
+type SnapshotLister interface {
+	ListAll(ctx context.Context) ([]Sandbox, []Container, error)
+}

@@ -29,6 +29,53 @@ func (b *Backend) ListContainers(ctx context.Context) ([]runtime.Container, erro
 	if err != nil {
 		return nil, err
 	}
+	return b.containersFrom(ctx, list)
+}
+
+// ListAll lists sandboxes and containers from one containers/json call: a
+// pod's infra container stands for its sandbox, so the costly pods/json
+// (podman checks every member's state again) is not needed at each relist.
+func (b *Backend) ListAll(ctx context.Context) ([]runtime.Sandbox, []runtime.Container, error) {
+	list, err := b.client.ListContainers(ctx, b.managedFilter())
+	if err != nil {
+		return nil, nil, err
+	}
+	sbs, err := b.sandboxesFrom(ctx, list)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctrs, err := b.containersFrom(ctx, list)
+	return sbs, ctrs, err
+}
+
+func (b *Backend) sandboxesFrom(ctx context.Context, list []ListContainer) ([]runtime.Sandbox, error) {
+	var out []runtime.Sandbox
+	live := map[string]bool{}
+	for _, lc := range list {
+		if !lc.IsInfra || lc.Pod == "" {
+			continue
+		}
+		live[lc.Pod] = true
+		l := lc.Labels
+		sb := runtime.Sandbox{
+			ID: lc.Pod, PodUID: l[runtime.LabelPodUID], Namespace: l[runtime.LabelPodNamespace],
+			Name: l[runtime.LabelPodName], State: runtime.SandboxNotReady, CreatedAt: lc.Created, Labels: l,
+		}
+		if mapState(lc.State) == runtime.ContainerRunning {
+			sb.State = runtime.SandboxReady
+			m, err := b.sandboxMeta(ctx, lc.Pod)
+			if err != nil && !errors.Is(err, runtime.ErrNotFound) {
+				return nil, err
+			}
+			sb.IPs = m.ips
+		}
+		out = append(out, sb)
+	}
+	b.forgetSandboxes(live)
+	return out, nil
+}
+
+func (b *Backend) containersFrom(ctx context.Context, list []ListContainer) ([]runtime.Container, error) {
 	out := make([]runtime.Container, 0, len(list))
 	kept := make([]ListContainer, 0, len(list))
 	seen := make(map[string]bool, len(list))
@@ -40,7 +87,7 @@ func (b *Backend) ListContainers(ctx context.Context) ([]runtime.Container, erro
 		kept = append(kept, lc)
 		out = append(out, fromList(lc))
 	}
-	out, err = b.refineAll(ctx, kept, out)
+	out, err := b.refineAll(ctx, kept, out)
 	if err != nil {
 		return nil, err
 	}

@@ -56,6 +56,19 @@ func (s *suite) testSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ListSandboxes: %v", err)
 	}
+	s.checkListedSandbox(t, sbs, sb)
+	if l, ok := s.rt.(runtime.SnapshotLister); ok {
+		all, _, err := l.ListAll(ctxT(t, 30*time.Second))
+		if err != nil {
+			t.Fatalf("ListAll: %v", err)
+		}
+		s.checkListedSandbox(t, all, sb)
+	}
+}
+
+// checkListedSandbox finds sb in a listing and checks what it says of it.
+func (s *suite) checkListedSandbox(t *testing.T, sbs []runtime.Sandbox, sb runtime.Sandbox) {
+	t.Helper()
 	for _, l := range sbs {
 		if l.ID != sb.ID {
 			continue
