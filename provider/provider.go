@@ -56,14 +56,16 @@ type StaticPods interface {
 type Provider struct {
 	cfg Config
 
-	mu    sync.Mutex
-	pods  map[string]*v1.Pod // namespace/name -> pod as the framework handed it
-	dirty chan struct{}
+	mu   sync.Mutex
+	pods map[string]*v1.Pod // namespace/name -> pod as the framework handed it
+	// forced holds pods force-deleted in the API, sent once as deleted.
+	forced map[string]types.UID
+	dirty  chan struct{}
 }
 
 // New returns a provider; Run must be started to feed the source.
 func New(cfg Config) *Provider {
-	return &Provider{cfg: cfg, pods: map[string]*v1.Pod{}, dirty: make(chan struct{}, 1)}
+	return &Provider{cfg: cfg, pods: map[string]*v1.Pod{}, forced: map[string]types.UID{}, dirty: make(chan struct{}, 1)}
 }
 
 // Run sends a snapshot to the api source whenever the pod set changed, and
@@ -88,6 +90,40 @@ func (p *Provider) Run(ctx context.Context, initialSync <-chan struct{}) {
 		case <-ctx.Done():
 			return
 		case p.cfg.Source <- snap:
+		}
+		p.dropForced(snap)
+	}
+}
+
+// forget takes a pod that left the API out of the source. One that left
+// without a graceful delete was force-deleted: it is first sent once more as
+// deleted with grace 0, so its containers are killed at once rather than
+// after the spec's grace period, then dropped (REMOVE).
+func (p *Provider) forget(k string, cur *v1.Pod) {
+	if cur.DeletionTimestamp != nil {
+		delete(p.pods, k)
+		p.markDirty()
+		return
+	}
+	next := cur.DeepCopy()
+	now, zero := metav1.NewTime(time.Now()), int64(0)
+	next.DeletionTimestamp, next.DeletionGracePeriodSeconds = &now, &zero
+	p.pods[k] = next
+	p.forced[k] = next.UID
+	p.markDirty()
+}
+
+// dropForced removes force-deleted pods once a snapshot carried their
+// deletion, so the next snapshot sends the REMOVE.
+func (p *Provider) dropForced(sent []*v1.Pod) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pod := range sent {
+		k := key(pod.Namespace, pod.Name)
+		if uid, ok := p.forced[k]; ok && uid == pod.UID {
+			delete(p.forced, k)
+			delete(p.pods, k)
+			p.markDirty()
 		}
 	}
 }
@@ -160,8 +196,7 @@ func (p *Provider) DeletePod(ctx context.Context, pod *v1.Pod) error {
 		return errdefs.NotFoundf("pod %s is not known to runlet", k)
 	}
 	if !p.inAPI(cur) {
-		delete(p.pods, k)
-		p.markDirty()
+		p.forget(k, cur)
 		return nil
 	}
 	next := cur.DeepCopy()

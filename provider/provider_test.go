@@ -112,7 +112,7 @@ func TestDeletePod(t *testing.T) {
 	}{
 		{"in API: graceful delete", true, true, withDeletion(ppod("a", "ua")), false, "deleting"},
 		{"in API, no timestamp given", true, true, ppod("a", "ua"), false, "deleting"},
-		{"gone from API: removed", true, false, ppod("a", "ua"), false, "gone"},
+		{"gone from API without a graceful delete: killed at once, then removed", true, false, ppod("a", "ua"), false, "forced"},
 		{"never handed over but in API: taken on", false, true, withDeletion(ppod("a", "ua")), false, "deleting"},
 		{"unknown", false, false, ppod("a", "ua"), true, "gone"},
 		{"other UID", true, true, ppod("a", "other"), true, "kept"},
@@ -140,6 +140,14 @@ func TestDeletePod(t *testing.T) {
 			}
 			got, ok := f.snap()["a"]
 			switch tc.want {
+			case "forced":
+				if !ok || got.DeletionTimestamp == nil || got.DeletionGracePeriodSeconds == nil || *got.DeletionGracePeriodSeconds != 0 {
+					t.Fatalf("pod = %+v; want it sent once as deleted with grace 0", got)
+				}
+				f.p.dropForced(f.p.snapshot())
+				if _, still := f.snap()["a"]; still {
+					t.Error("pod still in the snapshot after its deletion was sent")
+				}
 			case "gone":
 				if ok {
 					t.Errorf("pod still in the snapshot: %+v", got.ObjectMeta)
