@@ -73,11 +73,12 @@ func TestListContainersOneCallExcludesInfraRefinesOnChange(t *testing.T) {
 
 func TestListSandboxes(t *testing.T) {
 	f := newFakePodman(t)
-	f.json("GET /pods/json", 200, []any{
-		map[string]any{"Id": "p1", "InfraId": "i1", "Labels": podLabels, "Created": "2026-11-30T11:00:00Z",
-			"Containers": []any{map[string]any{"Id": "i1", "Status": "running"}}},
-		map[string]any{"Id": "p2", "InfraId": "i2", "Labels": podLabels,
-			"Containers": []any{map[string]any{"Id": "i2", "Status": "exited"}}},
+	// Sandboxes are read from their infra containers in containers/json.
+	f.json("GET /containers/json", 200, []any{
+		map[string]any{"Id": "i1", "IsInfra": true, "Pod": "p1", "Labels": podLabels, "State": "running",
+			"Created": "2026-11-30T11:00:00Z"},
+		map[string]any{"Id": "i2", "IsInfra": true, "Pod": "p2", "Labels": podLabels, "State": "exited",
+			"Created": "2026-11-30T10:00:00Z"},
 	})
 	f.json("GET /pods/p1/json", 200, map[string]any{"Id": "p1", "Labels": podLabels, "InfraContainerID": "i1"})
 	f.json("GET /containers/i1/json", 200, map[string]any{"Id": "i1", "State": map[string]any{"Running": true},

@@ -194,42 +194,14 @@ func (b *Backend) RemoveSandbox(ctx context.Context, id string) error {
 	return wrapf(err, "removing pod %s", id)
 }
 
-// ListSandboxes lists the runlet-managed pods.
+// ListSandboxes lists the runlet-managed pods, read from their infra
+// containers (see ListAll).
 func (b *Backend) ListSandboxes(ctx context.Context) ([]runtime.Sandbox, error) {
-	pods, err := b.client.ListPods(ctx, b.managedFilter())
+	list, err := b.client.ListContainers(ctx, b.managedFilter())
 	if err != nil {
 		return nil, err
 	}
-	out := make([]runtime.Sandbox, 0, len(pods))
-	live := make(map[string]bool, len(pods))
-	for _, p := range pods {
-		live[p.ID] = true
-		sb := runtime.Sandbox{
-			ID: p.ID, PodUID: p.Labels[runtime.LabelPodUID], Namespace: p.Labels[runtime.LabelPodNamespace],
-			Name: p.Labels[runtime.LabelPodName], State: runtime.SandboxNotReady,
-			CreatedAt: p.Created, Labels: p.Labels,
-		}
-		if infraRunning(p) {
-			sb.State = runtime.SandboxReady
-			if m, err := b.sandboxMeta(ctx, p.ID); err == nil {
-				sb.IPs = m.ips
-			} else if !errors.Is(err, runtime.ErrNotFound) {
-				return nil, err
-			}
-		}
-		out = append(out, sb)
-	}
-	b.forgetSandboxes(live)
-	return out, nil
-}
-
-func infraRunning(p ListPod) bool {
-	for _, c := range p.Containers {
-		if c.ID == p.InfraID {
-			return strings.EqualFold(c.Status, "running")
-		}
-	}
-	return false
+	return b.sandboxesFrom(ctx, list)
 }
 
 // forgetSandboxes drops cache entries of pods that no longer exist.
