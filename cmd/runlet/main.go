@@ -37,7 +37,7 @@ func main() {
 
 func newLogger(level string) *logrus.Entry {
 	l := logrus.New()
-	l.SetFormatter(&logrus.TextFormatter{FullTimestamp: true})
+	l.SetFormatter(&logrus.TextFormatter{FullTimestamp: true, TimestampFormat: "2006-01-02T15:04:05.000000Z07:00"})
 	if lv, err := logrus.ParseLevel(level); err == nil {
 		l.SetLevel(lv)
 	} else {

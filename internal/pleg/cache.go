@@ -62,25 +62,60 @@ func (c *Cache) GetNewerThan(uid string, t time.Time, stop <-chan struct{}) *run
 	}
 }
 
-// replace swaps in a full relist result.
-func (c *Cache) replace(pods map[string]*runtime.PodStatus, ts time.Time) {
+// merge stores views listed at ts, except over a pod's newer view. A full
+// relist also drops the pods it did not list, unless their view is newer.
+func (c *Cache) merge(pods map[string]*runtime.PodStatus, ts time.Time, full bool) {
 	c.mu.Lock()
-	c.pods = pods
-	c.global = ts
+	for uid, ps := range pods {
+		if old, ok := c.pods[uid]; !ok || !old.Timestamp.After(ts) {
+			c.pods[uid] = ps
+		}
+	}
+	if full {
+		for uid, old := range c.pods {
+			if _, listed := pods[uid]; !listed && !old.Timestamp.After(ts) {
+				delete(c.pods, uid)
+			}
+		}
+		if ts.After(c.global) {
+			c.global = ts
+		}
+	}
 	c.mu.Unlock()
 	c.cond.Broadcast()
+}
+
+// set stores one pod's view as it is.
+func (c *Cache) set(uid string, ps *runtime.PodStatus) {
+	c.mu.Lock()
+	c.pods[uid] = ps
+	c.mu.Unlock()
+	c.cond.Broadcast()
+}
+
+// newerThan reports whether the cache knows the pod from a view taken after
+// ts; a pod it does not hold is known as of the last full relist.
+func (c *Cache) newerThan(uid string, ts time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.pods[uid]; ok {
+		return old.Timestamp.After(ts)
+	}
+	return c.global.After(ts)
 }
 
 // Wake releases waiters so they can notice a closed stop channel.
 func (c *Cache) Wake() { c.cond.Broadcast() }
 
-// UIDs lists the pods the newest relist found backend objects for.
+// UIDs lists the pods the newest views found backend objects for.
 func (c *Cache) UIDs() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]string, 0, len(c.pods))
-	for uid := range c.pods {
-		out = append(out, uid)
+	for uid, ps := range c.pods {
+		if len(ps.Sandboxes) > 0 || len(ps.Containers) > 0 {
+			out = append(out, uid)
+		}
 	}
 	return out
 }

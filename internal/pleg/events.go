@@ -4,10 +4,12 @@ import (
 	"context"
 	"time"
 
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// watchBackendEvents turns the backend's event stream into relist requests.
+// watchBackendEvents turns the backend's event stream into refresh requests.
 // The stream replays and drops events, so it is never read for state; when it
 // breaks (e.g. the podman service restarts) it is re-opened with backoff.
 func (p *PLEG) watchBackendEvents(ctx context.Context) {
@@ -21,8 +23,9 @@ func (p *PLEG) watchBackendEvents(ctx context.Context) {
 			continue
 		}
 		backoff = wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Cap: 10 * time.Second, Steps: 1 << 30}
-		for range ch {
-			p.Trigger()
+		for e := range ch {
+			p.log.WithFields(logrus.Fields{"pod": e.PodUID, "container": e.ContainerID, "action": e.Action, "at": e.Time}).Trace("backend event")
+			p.handleBackendEvent(e)
 		}
 		// A broken stream may have lost events: relist to be sure.
 		p.Trigger()
@@ -37,4 +40,23 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-t.C:
 	}
+}
+
+// handleBackendEvent refreshes the pod an event names. An event naming only
+// a container is dropped unless the container is known: it may well belong
+// to somebody else on the host, and a container of ours that nobody listed
+// yet is covered by its own pod's refresh or the next relist.
+func (p *PLEG) handleBackendEvent(e runtime.Event) {
+	uid := e.PodUID
+	if uid == "" && e.ContainerID != "" {
+		if uid = p.podOf(e.ContainerID); uid == "" {
+			return
+		}
+	}
+	if e.Exit != nil && e.ContainerID != "" {
+		for _, ev := range p.recordExit(uid, e.ContainerID, *e.Exit) {
+			p.emit(ev)
+		}
+	}
+	p.RefreshPod(uid)
 }

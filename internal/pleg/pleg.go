@@ -12,6 +12,7 @@ import (
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/telemetry"
 	"github.com/sirupsen/logrus"
+	"k8s.io/client-go/util/workqueue"
 )
 
 // EventType is the kind of lifecycle change seen between two relists.
@@ -43,10 +44,17 @@ type PLEG struct {
 	events  chan *Event
 	trigger chan struct{}
 	last    atomic.Int64 // unix nanos of the last successful relist
-	prev    map[string]seen
 	log     logrus.FieldLogger
-	// relistMu serialises relists: workers may relist synchronously.
+	// relistMu serialises full relists.
 	relistMu sync.Mutex
+	// mu guards prev and orders every write to the cache, so a full relist
+	// never overwrites a pod view a single-pod refresh took after it began.
+	mu   sync.Mutex
+	prev map[string]map[string]runtime.ContainerState // pod UID → container ID → state
+	// exits holds exits reported ahead of the listings (container ID → exit).
+	exits map[string]runtime.ContainerExit
+	// pods holds the pods waiting for a single-pod refresh.
+	pods workqueue.TypedInterface[string]
 }
 
 // New returns a PLEG that relists every period.
@@ -55,7 +63,9 @@ func New(rt runtime.Runtime, cache *Cache, period time.Duration, log logrus.Fiel
 		rt: rt, cache: cache, period: period, log: log,
 		events:  make(chan *Event, 1000),
 		trigger: make(chan struct{}, 1),
-		prev:    map[string]seen{},
+		prev:    map[string]map[string]runtime.ContainerState{},
+		exits:   map[string]runtime.ContainerExit{},
+		pods:    workqueue.NewTyped[string](),
 	}
 }
 
@@ -83,6 +93,7 @@ func (p *PLEG) Healthy() (bool, time.Duration) {
 // Run relists until ctx ends.
 func (p *PLEG) Run(ctx context.Context) {
 	go p.watchBackendEvents(ctx)
+	p.startPodRefreshers(ctx)
 	t := time.NewTicker(p.period)
 	defer t.Stop()
 	for {
@@ -109,30 +120,11 @@ func (p *PLEG) Relist(ctx context.Context) {
 	}
 	p.last.Store(ts.UnixNano())
 	p.observe(ts, pods)
-	cur := map[string]seen{}
-	var events []*Event
-	for uid, ps := range pods {
-		for _, c := range ps.Containers {
-			cur[c.ID] = seen{state: c.State, uid: uid}
-			if ev := diff(p.prev[c.ID].state, c.State, true); ev != "" {
-				events = append(events, &Event{PodUID: uid, Type: ev, ContainerID: c.ID})
-			}
-		}
-	}
-	for id, old := range p.prev {
-		if _, ok := cur[id]; !ok {
-			if ev := diff(old.state, "", false); ev != "" {
-				events = append(events, &Event{PodUID: old.uid, Type: ev, ContainerID: id})
-			}
-		}
-	}
-	p.prev = cur
-	// The cache is replaced before events are sent, so a worker woken by an
-	// event already sees the state that caused it.
-	p.cache.replace(pods, ts)
+	events := p.apply(ts, pods, true)
 	for _, e := range events {
 		p.emit(e)
 	}
+	p.log.WithFields(logrus.Fields{"pods": len(pods), "events": len(events), "took": time.Since(ts)}).Trace("relisted")
 }
 
 // list builds every pod's view, stamped ts: the relist's start, so that a
@@ -184,35 +176,8 @@ func (p *PLEG) observe(start time.Time, pods map[string]*runtime.PodStatus) {
 	telemetry.RunningPods.Set(float64(sandboxes))
 }
 
-type seen struct {
-	state runtime.ContainerState
-	uid   string
-}
-
-// diff maps a state transition to the generic PLEG's event.
-func diff(old, cur runtime.ContainerState, present bool) EventType {
-	if old == cur {
-		return ""
-	}
-	switch {
-	case !present:
-		if old == runtime.ContainerExited {
-			return ContainerRemoved
-		}
-		return ContainerDied
-	case cur == runtime.ContainerRunning:
-		return ContainerStarted
-	case cur == runtime.ContainerExited:
-		return ContainerDied
-	case cur == runtime.ContainerUnknown:
-		return ContainerChanged
-	case old == "" && cur == runtime.ContainerCreated:
-		return ""
-	}
-	return ContainerChanged
-}
-
 func (p *PLEG) emit(e *Event) {
+	p.log.WithFields(logrus.Fields{"pod": e.PodUID, "event": e.Type, "container": e.ContainerID}).Debug("lifecycle event")
 	select {
 	case p.events <- e:
 	default:

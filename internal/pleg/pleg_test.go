@@ -27,12 +27,16 @@ func (f *timedFake) ListSandboxes(ctx context.Context) ([]runtime.Sandbox, error
 	return f.Fake.ListSandboxes(ctx)
 }
 
-func setup(t *testing.T) (*timedFake, *PLEG, *Cache) {
+func quietLog() logrus.FieldLogger {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
+	return log
+}
+
+func setup(t *testing.T) (*timedFake, *PLEG, *Cache) {
 	f := &timedFake{Fake: runtimefake.New()}
 	c := NewCache()
-	return f, New(f, c, time.Hour, log), c
+	return f, New(f, c, time.Hour, quietLog()), c
 }
 
 func drain(p *PLEG) []string {

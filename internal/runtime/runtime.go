@@ -154,13 +154,25 @@ type Container struct {
 	Labels                     map[string]string
 }
 
-// Event is a hint that something changed for a pod; it carries no state on
-// purpose: the core re-lists instead of trusting it.
+// Event is a hint that something changed for a pod: the core re-lists the
+// pod instead of trusting it. PodUID may be empty when the backend only knows
+// the container (the core then looks the pod up).
 type Event struct {
 	PodUID      string
 	ContainerID string
 	Action      string
 	Time        time.Time
+	// Exit is set when the backend read the container's end from the same
+	// record its own state comes from (podman: conmon's exit file), before
+	// its API can show it. The core applies it at once; the re-list follows.
+	Exit *ContainerExit
+}
+
+// ContainerExit is how a container ended.
+type ContainerExit struct {
+	ExitCode   int
+	FinishedAt time.Time
+	OOMKilled  bool
 }
 
 // HostInfo describes the backend and the host it runs on.
@@ -254,4 +266,12 @@ type Runtime interface {
 // PLEG then relists with it (half the load on podman at every relist).
 type SnapshotLister interface {
 	ListAll(ctx context.Context) ([]Sandbox, []Container, error)
+}
+
+// PodLister is an optional part of the contract: a backend that can list one
+// pod's objects far more cheaply than everything implements it, and the PLEG
+// then refreshes a single pod when an event or a sync names it, instead of
+// waiting for the next full relist.
+type PodLister interface {
+	ListPod(ctx context.Context, podUID string) ([]Sandbox, []Container, error)
 }

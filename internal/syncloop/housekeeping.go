@@ -51,7 +51,7 @@ func (l *Loop) removeOrphan(ctx context.Context, uid string) {
 		if err := l.cfg.Runtime.RemovePod(ctx, ps); err != nil {
 			l.log.WithError(err).WithField("podUID", uid).Warn("removing orphaned pod failed")
 		}
-		l.cfg.PLEG.Trigger()
+		l.cfg.PLEG.RefreshPod(uid)
 	}()
 }
 

@@ -178,10 +178,11 @@ func (l *Loop) dispatchDue() {
 	}
 }
 
-// afterSync asks for a relist once a sync that changed the backend has been
-// recorded, so the pod's next sync sees the effects without waiting a period.
+// afterSync asks for the pod's view to be re-read once a sync that changed
+// the backend has been recorded, so the pod's next sync sees the effects
+// without waiting for the next relist.
 func (l *Loop) afterSync(uid types.UID) {
 	if _, ok := l.changed.LoadAndDelete(uid); ok {
-		l.cfg.PLEG.Trigger()
+		l.cfg.PLEG.RefreshPod(string(uid))
 	}
 }

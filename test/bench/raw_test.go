@@ -53,11 +53,12 @@ func benchRaw(t *testing.T, ctx context.Context, cfg config, be *podman.Backend,
 				t.Fatal(err)
 			}
 			if !in.State.Running {
+				r.rawKill = append(r.rawKill, time.Since(t0))
+				r.rawExit = append(r.rawExit, time.Since(in.State.FinishedAt))
 				break
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
-		r.rawExit = append(r.rawExit, time.Since(t0))
 	}
 	removeRaw(ctx, c, run)
 

@@ -32,6 +32,10 @@ type Options struct {
 	// Owner, when set, is stamped on nothing but filters everything: the
 	// backend lists and watches only objects labelled io.runlet.owner=Owner.
 	Owner string
+	// ExitDir is where conmon writes exit files, watched for early exit
+	// hints. Empty: the --exit-dir of a running container's conmon, else
+	// podman's default.
+	ExitDir string
 	// Logf receives start-up decisions and service restarts; nil discards.
 	Logf func(format string, args ...any)
 }

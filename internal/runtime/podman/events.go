@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
@@ -27,18 +28,35 @@ func (c *Client) EventStream(ctx context.Context, since time.Time) (io.ReadClose
 // Events streams change hints. podman's file-backed event log replays
 // ~1,700 old events when it rotates at 1 MB, and sends some spurious ones:
 // anything older than the stream's start is dropped, and the rest is only a
-// trigger for a relist. The channel closes when ctx ends or the stream breaks.
+// trigger for a refresh. conmon's exit files, when they can be watched, add
+// an early hint for each exit. The channel closes when ctx ends or the
+// stream breaks.
 func (b *Backend) Events(ctx context.Context) (<-chan runtime.Event, error) {
 	start := time.Now()
 	body, err := b.client.EventStream(ctx, start)
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	ch := make(chan runtime.Event, 128)
+	var wg sync.WaitGroup
+	wg.Add(1)
 	go func() {
-		defer close(ch)
+		defer wg.Done()
+		defer cancel() // a broken stream ends the exit watch too
 		defer body.Close()
 		pumpEvents(ctx, json.NewDecoder(body), start, ch)
+	}()
+	if pump, ok := b.watchExits(ctx, ch); ok {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pump()
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(ch)
 	}()
 	return ch, nil
 }

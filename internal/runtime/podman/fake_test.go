@@ -100,7 +100,7 @@ func (f *fakePodman) sent(route string) []recorded {
 // cgroup v1 host without CAP_SYS_RESOURCE.
 func (f *fakePodman) backend() *Backend {
 	return &Backend{
-		opts:       Options{Logf: f.t.Logf},
+		opts:       Options{Logf: f.t.Logf, ExitDir: f.t.TempDir()},
 		client:     NewClient("unix://" + f.socket),
 		ociRuntime: "runc",
 		rlimits:    hostLimits{NoFile: 20000, NProc: 32768}.rlimits(),

@@ -20,6 +20,7 @@ type ctrDetail struct {
 	started, finished time.Time
 	oomKilled         bool
 	errMsg            string
+	staticDir         string
 }
 
 // ListContainers returns every runlet-managed container except the pods'
@@ -29,26 +30,38 @@ func (b *Backend) ListContainers(ctx context.Context) ([]runtime.Container, erro
 	if err != nil {
 		return nil, err
 	}
-	return b.containersFrom(ctx, list)
+	return b.containersFrom(ctx, list, true)
 }
 
 // ListAll lists sandboxes and containers from one containers/json call: a
 // pod's infra container stands for its sandbox, so the costly pods/json
 // (podman checks every member's state again) is not needed at each relist.
 func (b *Backend) ListAll(ctx context.Context) ([]runtime.Sandbox, []runtime.Container, error) {
-	list, err := b.client.ListContainers(ctx, b.managedFilter())
+	return b.listAll(ctx, true, b.managedFilter())
+}
+
+// ListPod lists one pod's objects. podman filters on the label before it
+// reads any container's state, so this costs a fraction of a full list.
+func (b *Backend) ListPod(ctx context.Context, uid string) ([]runtime.Sandbox, []runtime.Container, error) {
+	return b.listAll(ctx, false, b.managedFilter(), runtime.LabelPodUID+"="+uid)
+}
+
+// listAll lists what the labels select; only a full list may forget cached
+// details of objects it did not see.
+func (b *Backend) listAll(ctx context.Context, full bool, labels ...string) ([]runtime.Sandbox, []runtime.Container, error) {
+	list, err := b.client.ListContainers(ctx, labels...)
 	if err != nil {
 		return nil, nil, err
 	}
-	sbs, err := b.sandboxesFrom(ctx, list)
+	sbs, err := b.sandboxesFrom(ctx, list, full)
 	if err != nil {
 		return nil, nil, err
 	}
-	ctrs, err := b.containersFrom(ctx, list)
+	ctrs, err := b.containersFrom(ctx, list, full)
 	return sbs, ctrs, err
 }
 
-func (b *Backend) sandboxesFrom(ctx context.Context, list []ListContainer) ([]runtime.Sandbox, error) {
+func (b *Backend) sandboxesFrom(ctx context.Context, list []ListContainer, full bool) ([]runtime.Sandbox, error) {
 	var out []runtime.Sandbox
 	live := map[string]bool{}
 	for _, lc := range list {
@@ -71,11 +84,13 @@ func (b *Backend) sandboxesFrom(ctx context.Context, list []ListContainer) ([]ru
 		}
 		out = append(out, sb)
 	}
-	b.forgetSandboxes(live)
+	if full {
+		b.forgetSandboxes(live)
+	}
 	return out, nil
 }
 
-func (b *Backend) containersFrom(ctx context.Context, list []ListContainer) ([]runtime.Container, error) {
+func (b *Backend) containersFrom(ctx context.Context, list []ListContainer, full bool) ([]runtime.Container, error) {
 	out := make([]runtime.Container, 0, len(list))
 	kept := make([]ListContainer, 0, len(list))
 	seen := make(map[string]bool, len(list))
@@ -90,6 +105,9 @@ func (b *Backend) containersFrom(ctx context.Context, list []ListContainer) ([]r
 	out, err := b.refineAll(ctx, kept, out)
 	if err != nil {
 		return nil, err
+	}
+	if !full {
+		return out, nil
 	}
 	b.mu.Lock()
 	for id := range b.details {
@@ -187,7 +205,7 @@ func (b *Backend) refine(ctx context.Context, lc ListContainer, c *runtime.Conta
 		return err
 	}
 	d := ctrDetail{key: detailKey(lc), started: ic.State.StartedAt, finished: ic.State.FinishedAt,
-		oomKilled: ic.State.OOMKilled, errMsg: ic.State.Error}
+		oomKilled: ic.State.OOMKilled, errMsg: ic.State.Error, staticDir: ic.StaticDir}
 	b.mu.Lock()
 	b.details[lc.ID] = d
 	b.mu.Unlock()

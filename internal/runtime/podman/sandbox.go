@@ -201,7 +201,7 @@ func (b *Backend) ListSandboxes(ctx context.Context) ([]runtime.Sandbox, error) 
 	if err != nil {
 		return nil, err
 	}
-	return b.sandboxesFrom(ctx, list)
+	return b.sandboxesFrom(ctx, list, true)
 }
 
 // forgetSandboxes drops cache entries of pods that no longer exist.

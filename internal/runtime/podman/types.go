@@ -123,11 +123,13 @@ type InspectContainer struct {
 	ImageName string    `json:"ImageName"`
 	Pod       string    `json:"Pod"`
 	IsInfra   bool      `json:"IsInfra"`
+	StaticDir string    `json:"StaticDir"` // conmon's bundle: its "oom" file marks an OOM kill
 	State     struct {
 		Status     string    `json:"Status"`
 		Running    bool      `json:"Running"`
 		OOMKilled  bool      `json:"OOMKilled"`
 		Pid        int       `json:"Pid"`
+		ConmonPid  int       `json:"ConmonPid"`
 		ExitCode   int       `json:"ExitCode"`
 		Error      string    `json:"Error"`
 		StartedAt  time.Time `json:"StartedAt"`

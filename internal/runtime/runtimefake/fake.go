@@ -411,6 +411,37 @@ func (f *Fake) ListContainers(context.Context) ([]runtime.Container, error) {
 	return out, nil
 }
 
+// ListPod implements runtime.PodLister: one pod's sandboxes and containers.
+func (f *Fake) ListPod(ctx context.Context, uid string) ([]runtime.Sandbox, []runtime.Container, error) {
+	f.mu.Lock()
+	err := f.enter("ListPod")
+	f.mu.Unlock()
+	if err != nil {
+		return nil, nil, err
+	}
+	sbs, err := f.ListSandboxes(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctrs, err := f.ListContainers(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var outS []runtime.Sandbox
+	for _, sb := range sbs {
+		if sb.PodUID == uid {
+			outS = append(outS, sb)
+		}
+	}
+	var outC []runtime.Container
+	for _, c := range ctrs {
+		if c.PodUID == uid {
+			outC = append(outC, c)
+		}
+	}
+	return outS, outC, nil
+}
+
 // InspectContainer implements runtime.Runtime.
 func (f *Fake) InspectContainer(_ context.Context, id string) (runtime.Container, error) {
 	f.mu.Lock()

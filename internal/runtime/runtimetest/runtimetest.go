@@ -36,6 +36,7 @@ func Run(t *testing.T, rt runtime.Runtime) {
 	t.Run("Host", s.testHost)
 	t.Run("Image", s.testImage)
 	t.Run("Sandbox", s.testSandbox)
+	t.Run("ListPod", s.testListPod)
 	t.Run("Lifecycle", s.testLifecycle)
 	t.Run("ExitCode", s.testExitCode)
 	t.Run("StopGrace", s.testStopGrace)

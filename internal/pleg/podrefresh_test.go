@@ -1,0 +1,135 @@
+package pleg
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/runlet/runlet/internal/runtime"
+)
+
+// gatedFake holds a full relist's container list, already taken, until the
+// test lets it return: the window in which a pod refresh overtakes it.
+type gatedFake struct {
+	*timedFake
+	taken, release chan struct{}
+}
+
+func (f *gatedFake) ListContainers(ctx context.Context) ([]runtime.Container, error) {
+	out, err := f.timedFake.ListContainers(ctx)
+	if f.taken != nil {
+		close(f.taken)
+		<-f.release
+	}
+	return out, err
+}
+
+func runningPod(t *testing.T, f *timedFake, uid string) string {
+	t.Helper()
+	ctx := context.Background()
+	sb, err := f.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: uid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := f.CreateContainer(ctx, sb.ID, runtime.ContainerConfig{Name: "c", Image: "i"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestRelistPodTouchesOnlyThatPod(t *testing.T) {
+	ctx := context.Background()
+	f, p, c := setup(t)
+	a, b := runningPod(t, f, "a"), runningPod(t, f, "b")
+	p.Relist(ctx)
+	drain(p)
+	_ = f.Exit(a, 1)
+	_ = f.Exit(b, 1)
+	before := time.Now()
+	p.relistPod(ctx, "a")
+	if got := fmt.Sprint(drain(p)); got != "[a:ContainerDied]" {
+		t.Errorf("events %s; want [a:ContainerDied] only", got)
+	}
+	if ps := c.Get("a"); !ps.Timestamp.After(before) || ps.Containers[0].State != runtime.ContainerExited {
+		t.Errorf("pod a = %+v; want its exited container, stamped after %v", ps, before)
+	}
+	if ps := c.Get("b"); ps.Containers[0].State != runtime.ContainerRunning {
+		t.Errorf("pod b = %+v; want the relist's view (running) until b is refreshed", ps)
+	}
+	p.Relist(ctx)
+	if got := fmt.Sprint(drain(p)); got != "[b:ContainerDied]" {
+		t.Errorf("events after the relist %s; want [b:ContainerDied] (a already reported)", got)
+	}
+}
+
+// TestSlowRelistKeepsNewerPodView: a full relist that listed before a pod
+// refresh must neither roll the pod back nor report a transition backwards.
+func TestSlowRelistKeepsNewerPodView(t *testing.T) {
+	ctx := context.Background()
+	tf, _, c := setup(t)
+	f := &gatedFake{timedFake: tf}
+	p := New(f, c, time.Hour, quietLog())
+	id := runningPod(t, tf, "u")
+	p.Relist(ctx)
+	drain(p)
+
+	f.taken, f.release = make(chan struct{}), make(chan struct{})
+	done := make(chan struct{})
+	go func() { p.Relist(ctx); close(done) }()
+	<-f.taken // the relist now holds a view with the container running
+	_ = tf.Exit(id, 1)
+	p.relistPod(ctx, "u")
+	close(f.release)
+	<-done
+	if got := fmt.Sprint(drain(p)); got != "[u:ContainerDied]" {
+		t.Errorf("events %s; want [u:ContainerDied] alone", got)
+	}
+	if cur, _ := c.Get("u").Latest("c"); cur == nil || cur.State != runtime.ContainerExited {
+		t.Errorf("cache = %+v; want the refresh's exited container", c.Get("u"))
+	}
+}
+
+func TestRefreshOfAGonePod(t *testing.T) {
+	ctx := context.Background()
+	f, p, c := setup(t)
+	id := runningPod(t, f, "u")
+	p.Relist(ctx)
+	drain(p)
+	_ = f.Exit(id, 0)
+	_ = f.RemoveContainer(ctx, id)
+	for _, sb := range f.Sandboxes() {
+		_ = f.RemoveSandbox(ctx, sb.ID)
+	}
+	p.relistPod(ctx, "u")
+	if got := fmt.Sprint(drain(p)); got != "[u:ContainerDied]" {
+		t.Errorf("events %s; want [u:ContainerDied]", got)
+	}
+	if uids := c.UIDs(); len(uids) != 0 {
+		t.Errorf("UIDs() = %v; a pod without backend objects is not listed", uids)
+	}
+}
+
+func TestBackendEventRouting(t *testing.T) {
+	ctx := context.Background()
+	f, p, _ := setup(t)
+	id := runningPod(t, f, "u")
+	p.Relist(ctx)
+	p.handleBackendEvent(runtime.Event{ContainerID: id, Action: "exited"})
+	p.handleBackendEvent(runtime.Event{ContainerID: "not-ours", Action: "exited"})
+	if n := p.pods.Len(); n != 1 {
+		t.Fatalf("%d pods queued for a refresh; want the one that owns the container", n)
+	}
+	if uid, _ := p.pods.Get(); uid != "u" {
+		t.Errorf("queued %q; want u", uid)
+	}
+	select {
+	case <-p.trigger:
+		t.Error("a container-only event asked for a full relist")
+	default:
+	}
+}
