@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/runlet/runlet/internal/envvars"
 	"github.com/runlet/runlet/internal/kubeletserver"
 	"github.com/runlet/runlet/internal/kuberuntime"
 	"github.com/runlet/runlet/internal/mirror"
@@ -83,6 +84,7 @@ type core struct {
 	status  *status.Manager
 	loop    *syncloop.Loop
 	backend runtime.Runtime
+	runtime *kuberuntime.Manager
 	mirror  *mirror.Manager
 }
 
@@ -92,6 +94,7 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: status.NewManager(), backend: rt, mirror: mirrors}
 	c.pleg = pleg.New(rt, c.cache, o.PLEGRelistPeriod, log.WithField("component", "pleg"))
 	mgr := kuberuntime.NewManager(rt, rec, host.RuntimeName, o.NodeName, log.WithField("component", "kuberuntime"))
+	c.runtime = mgr
 	if err := mgr.PersistBackoff(filepath.Join(o.RootDir, "backoff.json")); err != nil {
 		log.WithError(err).Warn("restart back-off state unreadable; starting afresh")
 	}
@@ -143,6 +146,9 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		})
 		apiPods = pc.Pods
 		c.mirror.SetPodLister(pc.Pods)
+		c.runtime.SetEnv(envvars.NewResolver(&envvars.APIObjects{
+			ConfigMapLister: pc.ConfigMaps, SecretLister: pc.Secrets, ServiceLister: pc.Services, Client: client,
+		}), []string{nodeIP})
 		np := nodeinfo.NewProvider(c.backend, pc.Node, plegHealth(c.pleg))
 		return prov, np, nil
 	}
@@ -165,7 +171,7 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 			cfg.EventRecorder = rec
 			return nil
 		},
-		nodeutil.WithPodControllerConfigOverrides(raiseQueueLimits),
+		nodeutil.WithPodControllerConfigOverrides(podControllerOverrides),
 	)
 	if err != nil {
 		return err

@@ -39,8 +39,17 @@ func newClient(o *options) (kubernetes.Interface, error) {
 	return kubernetes.NewForConfig(cfg)
 }
 
-// raiseQueueLimits replaces the framework's default work-queue limiter
-// (10 qps overall) so a burst of pods is not queued behind it.
+// podControllerOverrides adjusts the framework's pod controller:
+//   - runlet builds containers' environments itself, when it creates them, as
+//     the kubelet does: the framework would resolve them before handing the
+//     pod over, and a missing configMap would then leave the pod Pending with
+//     no status at all, and status.podIP empty;
+//   - its work-queue limiter (10 qps overall) would queue a burst of pods.
+func podControllerOverrides(c *node.PodControllerConfig) error {
+	c.SkipDownwardAPIResolution = true
+	return raiseQueueLimits(c)
+}
+
 func raiseQueueLimits(c *node.PodControllerConfig) error {
 	limiter := func() workqueue.TypedRateLimiter[any] {
 		return workqueue.NewTypedMaxOfRateLimiter(

@@ -2,15 +2,14 @@ package kuberuntime
 
 import (
 	"encoding/json"
-	"fmt"
 	"hash/fnv"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/runlet/runlet/internal/envvars"
 	"github.com/runlet/runlet/internal/runtime"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // sandboxConfig maps the pod-level parts of a pod to the backend.
@@ -80,12 +79,9 @@ func podLabels(pod *v1.Pod) map[string]string {
 	}
 }
 
-// containerConfig maps one container of the pod to the backend.
-func containerConfig(pod *v1.Pod, c *v1.Container, attempt int, init bool) (runtime.ContainerConfig, error) {
-	env, err := envList(pod, c)
-	if err != nil {
-		return runtime.ContainerConfig{}, err
-	}
+// containerConfig maps one container of the pod to the backend, with the
+// environment built for it; $(VAR) in command and args expand from it.
+func containerConfig(pod *v1.Pod, c *v1.Container, env []v1.EnvVar, attempt int, init bool) runtime.ContainerConfig {
 	labels := podLabels(pod)
 	labels[runtime.LabelContainerName] = c.Name
 	labels[runtime.LabelAttempt] = strconv.Itoa(attempt)
@@ -93,13 +89,14 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt int, init bool) (runt
 	if init {
 		labels[runtime.LabelInit] = "true"
 	}
+	command, args := envvars.ExpandCommand(c, env)
 	cfg := runtime.ContainerConfig{
 		Name:        c.Name,
 		Attempt:     attempt,
 		Image:       c.Image,
-		Command:     c.Command,
-		Args:        c.Args,
-		Env:         env,
+		Command:     command,
+		Args:        args,
+		Env:         envStrings(env),
 		WorkingDir:  c.WorkingDir,
 		Stdin:       c.Stdin,
 		StdinOnce:   c.StdinOnce,
@@ -116,62 +113,15 @@ func containerConfig(pod *v1.Pod, c *v1.Container, attempt int, init bool) (runt
 	} else if psc := pod.Spec.SecurityContext; psc != nil && psc.RunAsUser != nil {
 		cfg.User = strconv.FormatInt(*psc.RunAsUser, 10)
 	}
-	return cfg, nil
+	return cfg
 }
 
-// envList renders the container's env; values from configMaps, secrets and
-// fieldRefs were resolved by the framework before the pod reached runlet,
-// resourceFieldRef is not, so it is resolved here.
-func envList(pod *v1.Pod, c *v1.Container) ([]string, error) {
-	out := make([]string, 0, len(c.Env))
-	for _, e := range c.Env {
-		val := e.Value
-		if e.ValueFrom != nil && e.ValueFrom.ResourceFieldRef != nil {
-			v, err := resourceFieldValue(pod, c, e.ValueFrom.ResourceFieldRef)
-			if err != nil {
-				return nil, fmt.Errorf("env %s: %w", e.Name, err)
-			}
-			val = v
-		}
-		out = append(out, e.Name+"="+val)
+func envStrings(env []v1.EnvVar) []string {
+	out := make([]string, 0, len(env))
+	for _, e := range env {
+		out = append(out, e.Name+"="+e.Value)
 	}
-	return out, nil
-}
-
-func resourceFieldValue(pod *v1.Pod, c *v1.Container, ref *v1.ResourceFieldSelector) (string, error) {
-	// The selector may name another container of the pod, as on the kubelet.
-	if ref.ContainerName != "" && ref.ContainerName != c.Name {
-		if c = podContainer(pod, ref.ContainerName); c == nil {
-			return "", fmt.Errorf("container %q not found in pod", ref.ContainerName)
-		}
-	}
-	divisor := ref.Divisor
-	if divisor.IsZero() {
-		divisor = resource.MustParse("1")
-	}
-	var q resource.Quantity
-	switch ref.Resource {
-	case "limits.cpu":
-		q = c.Resources.Limits[v1.ResourceCPU]
-	case "requests.cpu":
-		q = c.Resources.Requests[v1.ResourceCPU]
-	case "limits.memory":
-		q = c.Resources.Limits[v1.ResourceMemory]
-	case "requests.memory":
-		q = c.Resources.Requests[v1.ResourceMemory]
-	case "limits.ephemeral-storage":
-		q = c.Resources.Limits[v1.ResourceEphemeralStorage]
-	case "requests.ephemeral-storage":
-		q = c.Resources.Requests[v1.ResourceEphemeralStorage]
-	default:
-		return "", fmt.Errorf("unsupported resourceFieldRef %q", ref.Resource)
-	}
-	if strings.HasSuffix(ref.Resource, "cpu") {
-		m := q.MilliValue()
-		d := divisor.MilliValue()
-		return strconv.FormatInt((m+d-1)/d, 10), nil
-	}
-	return strconv.FormatInt((q.Value()+divisor.Value()-1)/divisor.Value(), 10), nil
+	return out
 }
 
 func resources(c *v1.Container) runtime.Resources {
@@ -207,9 +157,9 @@ func gracePeriod(pod *v1.Pod, override *int64) time.Duration {
 
 // HashContainer is a stable hash of a container's spec; a change means the
 // running container no longer matches what the pod asks for. Env is left
-// out: the framework hands it over resolved, and a changed configMap value
-// or a late service list must not restart a running container (the kubelet
-// hashes the unresolved spec). Resources are left out as the kubelet does.
+// out (a pod's env cannot change, and containers created by earlier runlets
+// were hashed without it: a new hash would restart them). Resources are left
+// out as the kubelet does.
 func HashContainer(c *v1.Container) string {
 	cc := c.DeepCopy()
 	cc.Env, cc.Resources = nil, v1.ResourceRequirements{}
@@ -217,15 +167,4 @@ func HashContainer(c *v1.Container) string {
 	h := fnv.New32a()
 	_, _ = h.Write(b)
 	return strconv.FormatUint(uint64(h.Sum32()), 16)
-}
-
-func podContainer(pod *v1.Pod, name string) *v1.Container {
-	for _, list := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
 }

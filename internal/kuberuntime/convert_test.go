@@ -9,51 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-func TestEnvResourceFieldRef(t *testing.T) {
-	q := resource.MustParse
-	pod := newPod(v1.RestartPolicyAlways, "c", "side")
-	pod.Spec.Containers[0].Resources = v1.ResourceRequirements{
-		Limits:   v1.ResourceList{v1.ResourceCPU: q("1500m"), v1.ResourceMemory: q("128Mi")},
-		Requests: v1.ResourceList{v1.ResourceCPU: q("250m"), v1.ResourceMemory: q("64Mi")},
-	}
-	pod.Spec.Containers[1].Resources.Limits = v1.ResourceList{v1.ResourceMemory: q("1Gi")}
-	cases := []struct {
-		resource, divisor, container, want string
-	}{
-		{"limits.cpu", "", "", "2"}, // rounded up to whole cores
-		{"limits.cpu", "1m", "", "1500"},
-		{"requests.cpu", "", "", "1"},
-		{"requests.cpu", "100m", "", "3"},
-		{"limits.memory", "", "", "134217728"},
-		{"limits.memory", "1Mi", "", "128"},
-		{"requests.memory", "1Mi", "", "64"},
-		{"limits.memory", "1Mi", "side", "1024"}, // another container's resources
-	}
-	for _, tc := range cases {
-		c := pod.Spec.Containers[0].DeepCopy()
-		ref := &v1.ResourceFieldSelector{Resource: tc.resource, ContainerName: tc.container}
-		if tc.divisor != "" {
-			ref.Divisor = q(tc.divisor)
-		}
-		c.Env = []v1.EnvVar{{Name: "PLAIN", Value: "x"}, {Name: "R", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: ref}}}
-		got, err := envList(pod, c)
-		if err != nil {
-			t.Errorf("%s/%s: %v", tc.resource, tc.divisor, err)
-			continue
-		}
-		if want := []string{"PLAIN=x", "R=" + tc.want}; fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%s/%s/%s: env = %v; want %v", tc.resource, tc.divisor, tc.container, got, want)
-		}
-	}
-	for _, bad := range []v1.ResourceFieldSelector{{Resource: "limits.gpu"}, {Resource: "limits.cpu", ContainerName: "nope"}} {
-		c := pod.Spec.Containers[0].DeepCopy()
-		c.Env = []v1.EnvVar{{Name: "R", ValueFrom: &v1.EnvVarSource{ResourceFieldRef: &bad}}}
-		if _, err := envList(pod, c); err == nil {
-			t.Errorf("%+v accepted", bad)
-		}
-	}
-}
-
 func TestContainerConfigMapping(t *testing.T) {
 	uid, gid, grace := int64(1000), int64(2000), int64(5)
 	cases := []struct {

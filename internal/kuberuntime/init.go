@@ -10,7 +10,7 @@ import (
 // syncInitContainers runs the init containers one at a time, in order, as
 // the kubelet does: each must exit 0 before the next starts, and before any
 // regular container. done reports that all of them have succeeded.
-func (m *Manager) syncInitContainers(ctx context.Context, pod *v1.Pod, sandboxID string, ps *runtime.PodStatus) (done bool, res Result, err error) {
+func (m *Manager) syncInitContainers(ctx context.Context, pod *v1.Pod, sb *runtime.Sandbox, ps *runtime.PodStatus) (done bool, res Result, err error) {
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		cur, _ := ps.Latest(c.Name)
@@ -23,7 +23,7 @@ func (m *Manager) syncInitContainers(ctx context.Context, pod *v1.Pod, sandboxID
 		}
 		// Not started yet, or failed and to be retried (a failed init
 		// container under restartPolicy Never ends the pod before this).
-		res, err = m.syncContainer(ctx, initPolicyPod(pod), c, sandboxID, ps)
+		res, err = m.syncContainer(ctx, initPolicyPod(pod), c, sb, ps)
 		return false, res, err
 	}
 	return true, Result{}, nil

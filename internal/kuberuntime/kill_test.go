@@ -77,10 +77,7 @@ func TestPruneOldKeepsCurrentAndPrevious(t *testing.T) {
 	}
 	// Attempts 1 and 2 exited, attempt 3 runs with the current spec.
 	for attempt := 1; attempt <= 3; attempt++ {
-		cfg, err := containerConfig(pod, &pod.Spec.Containers[0], attempt, false)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := containerConfig(pod, &pod.Spec.Containers[0], nil, attempt, false)
 		id, err := e.f.CreateContainer(e.ctx, sb, cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runlet/runlet/internal/envvars"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/status"
 	"github.com/sirupsen/logrus"
@@ -31,6 +32,10 @@ type Manager struct {
 	crashBackoff *backoff
 	imageBackoff *backoff
 
+	envMu   sync.RWMutex
+	env     *envvars.Resolver
+	hostIPs []string
+
 	mu      sync.Mutex
 	waiting map[string]map[string]status.Waiting // pod UID -> container -> reason
 }
@@ -43,7 +48,25 @@ func NewManager(rt runtime.Runtime, rec record.EventRecorder, runtimeName, owner
 		crashBackoff: newBackoff(backoffInitial, backoffMax),
 		imageBackoff: newBackoff(backoffInitial, backoffMax),
 		waiting:      map[string]map[string]status.Waiting{},
+		env:          envvars.NewResolver(nil),
 	}
+}
+
+// SetEnv sets where containers' environments draw configMaps, secrets and
+// services from, and the node's IPs (status.hostIP). The framework's
+// informers exist only once the node is built, after the manager.
+func (m *Manager) SetEnv(r *envvars.Resolver, hostIPs []string) {
+	m.envMu.Lock()
+	defer m.envMu.Unlock()
+	m.env, m.hostIPs = r, hostIPs
+}
+
+// containerEnv builds the container's environment for the sandbox it joins.
+func (m *Manager) containerEnv(pod *v1.Pod, c *v1.Container, sb *runtime.Sandbox) ([]v1.EnvVar, error) {
+	m.envMu.RLock()
+	r, hostIPs := m.env, m.hostIPs
+	m.envMu.RUnlock()
+	return r.Env(envvars.Pod{Pod: pod, PodIPs: sb.IPs, HostIPs: hostIPs}, c)
 }
 
 // PersistBackoff keeps the restart back-off in path, so it survives a

@@ -54,7 +54,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		sb = &created
 		ps = &runtime.PodStatus{UID: uid, Sandboxes: []runtime.Sandbox{created}}
 	}
-	if done, r, err := m.syncInitContainers(ctx, pod, sb.ID, ps); !done || err != nil {
+	if done, r, err := m.syncInitContainers(ctx, pod, sb, ps); !done || err != nil {
 		r.Changed = r.Changed || res.Changed
 		m.pruneOld(ctx, pod, ps)
 		return r, err
@@ -62,7 +62,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 	var errs []error
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
-		r, err := m.syncContainer(ctx, pod, c, sb.ID, ps)
+		r, err := m.syncContainer(ctx, pod, c, sb, ps)
 		res.Changed = res.Changed || r.Changed
 		if r.RequeueAfter > 0 && (res.RequeueAfter == 0 || r.RequeueAfter < res.RequeueAfter) {
 			res.RequeueAfter = r.RequeueAfter
@@ -103,12 +103,12 @@ func shouldRestart(pod *v1.Pod, c *runtime.Container) bool {
 	return true
 }
 
-func (m *Manager) syncContainer(ctx context.Context, pod *v1.Pod, c *v1.Container, sandboxID string, ps *runtime.PodStatus) (Result, error) {
+func (m *Manager) syncContainer(ctx context.Context, pod *v1.Pod, c *v1.Container, sb *runtime.Sandbox, ps *runtime.PodStatus) (Result, error) {
 	uid := string(pod.UID)
 	cur, _ := ps.Latest(c.Name)
 	switch {
 	case cur == nil:
-		return m.startContainer(ctx, pod, c, sandboxID, 0)
+		return m.startContainer(ctx, pod, c, sb, 0)
 	case cur.State == runtime.ContainerCreated:
 		return m.startCreated(ctx, pod, c, cur)
 	case cur.State == runtime.ContainerRunning:
@@ -135,7 +135,7 @@ func (m *Manager) syncContainer(ctx context.Context, pod *v1.Pod, c *v1.Containe
 		return Result{RequeueAfter: max(left, 100*time.Millisecond)}, fmt.Errorf("%w: %s", ErrBackOff, msg)
 	}
 	m.crashBackoff.Next(key, time.Now())
-	return m.startContainer(ctx, pod, c, sandboxID, cur.Attempt+1)
+	return m.startContainer(ctx, pod, c, sb, cur.Attempt+1)
 }
 
 func backoffKey(pod *v1.Pod, c *v1.Container) string {
@@ -151,19 +151,20 @@ func (m *Manager) startCreated(ctx context.Context, pod *v1.Pod, c *v1.Container
 	return Result{Changed: true}, nil
 }
 
-func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Container, sandboxID string, attempt int) (Result, error) {
+func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Container, sb *runtime.Sandbox, attempt int) (Result, error) {
 	uid := string(pod.UID)
 	if res, err := m.ensureImage(ctx, pod, c); err != nil {
 		return res, err
 	}
-	cfg, err := containerConfig(pod, c, attempt, isInit(pod, c.Name))
+	env, err := m.containerEnv(pod, c, sb)
 	if err != nil {
 		m.setWaiting(uid, c.Name, &status.Waiting{Reason: "CreateContainerConfigError", Message: err.Error()})
 		m.event(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return Result{}, err
 	}
+	cfg := containerConfig(pod, c, env, attempt, isInit(pod, c.Name))
 	cfg.Labels[runtime.LabelOwner] = m.owner
-	id, err := m.rt.CreateContainer(ctx, sandboxID, cfg)
+	id, err := m.rt.CreateContainer(ctx, sb.ID, cfg)
 	if err != nil {
 		m.setWaiting(uid, c.Name, &status.Waiting{Reason: "CreateContainerError", Message: err.Error()})
 		m.event(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)

@@ -23,6 +23,7 @@ func TestPods(t *testing.T) {
 	t.Run("Deployment", func(t *testing.T) { t.Parallel(); testDeployment(t, node, ns) })
 	t.Run("ExitCodes", func(t *testing.T) { t.Parallel(); testExitCodes(t, node, ns) })
 	t.Run("MissingImage", func(t *testing.T) { t.Parallel(); testMissingImage(t, node, ns) })
+	t.Run("EnvAndMissingConfigMap", func(t *testing.T) { t.Parallel(); testEnv(t, node, ns) })
 	t.Run("Delete", func(t *testing.T) { t.Parallel(); testDelete(t, node, ns) })
 }
 
@@ -131,6 +132,52 @@ func testMissingImage(t *testing.T, node, ns string) {
 	}
 	framework.Eventually(t, 30*time.Second, "pull failure event", func() (bool, error) {
 		return hasEvent(t, ns, pod.Name, "Failed", "Failed to pull image"), nil
+	})
+}
+
+// testEnv: a container whose env needs a configMap that does not exist waits
+// with CreateContainerConfigError and an event naming it, and starts once the
+// configMap is created; its env then holds the configMap's value, the
+// downward API's fields and the $(VAR) expansion of its command.
+func testEnv(t *testing.T, node, ns string) {
+	pod := framework.PodFor(node, ns, "envpod", framework.Busybox("main", "sh", "-c",
+		`echo "mode=$MODE ip=$POD_IP node=$NODE name=$POD_NAME greet=$(GREETING)"; exec sleep 3600`))
+	field := func(path string) *v1.EnvVarSource {
+		return &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: path}}
+	}
+	pod.Spec.Containers[0].Env = []v1.EnvVar{
+		{Name: "MODE", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
+			LocalObjectReference: v1.LocalObjectReference{Name: "envcfg"}, Key: "MODE"}}},
+		{Name: "POD_IP", ValueFrom: field("status.podIP")},
+		{Name: "NODE", ValueFrom: field("spec.nodeName")},
+		{Name: "POD_NAME", ValueFrom: field("metadata.name")},
+		{Name: "GREETING", Value: "hi"},
+	}
+	seen := watchWaitingReasons(t, ns, pod.Name, "CreateContainerConfigError")
+	framework.CreatePod(t, pod)
+	select {
+	case <-seen:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("no CreateContainerConfigError\n%s", framework.DescribePod(ns, pod.Name))
+	}
+	p := framework.WaitForPod(t, ns, pod.Name, 10*time.Second, func(*v1.Pod) bool { return true })
+	if w := p.Status.ContainerStatuses[0].State.Waiting; p.Status.Phase != v1.PodPending || w == nil ||
+		!strings.Contains(w.Message, `configmap "envcfg" not found`) {
+		t.Errorf("phase %s, waiting %+v; want Pending, a message naming the configMap", p.Status.Phase, w)
+	}
+	framework.Eventually(t, 30*time.Second, "an event naming the configMap", func() (bool, error) {
+		return hasEvent(t, ns, pod.Name, "Failed", `configmap "envcfg" not found`), nil
+	})
+
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "envcfg", Namespace: ns}, Data: map[string]string{"MODE": "fast"}}
+	if _, err := framework.Get(t).Client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p = framework.WaitForPodPhase(t, ns, pod.Name, v1.PodRunning, 90*time.Second)
+	want := fmt.Sprintf("mode=fast ip=%s node=%s name=envpod greet=hi\n", p.Status.PodIP, node)
+	framework.Eventually(t, 30*time.Second, "the container's env in its log", func() (bool, error) {
+		out, err := framework.KubectlE("logs", "-n", ns, pod.Name)
+		return out == want, err
 	})
 }
 
