@@ -54,7 +54,10 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	}
 	defer func() { _ = shutdownTracing(context.Background()) }()
 
-	backend, err := podman.New(ctx, podman.Options{Socket: o.PodmanSocket, Owner: o.NodeName, Logf: log.WithField("component", "podman").Infof})
+	backend, err := podman.New(ctx, podman.Options{
+		Socket: o.PodmanSocket, Owner: o.NodeName, Observe: telemetry.ObserveRuntimeOperation,
+		Logf: log.WithField("component", "podman").Infof,
+	})
 	if err != nil {
 		return fmt.Errorf("podman backend: %w", err)
 	}

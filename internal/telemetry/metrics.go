@@ -1,6 +1,8 @@
 package telemetry
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 )
@@ -33,4 +35,21 @@ var (
 		Name: "runlet_running_pods",
 		Help: "Pods with a sandbox in the last relist.",
 	})
+	RuntimeOperationDuration = promauto.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "runlet_runtime_operations_duration_seconds",
+		Help:    "Duration of requests to the backend until it answered, by operation.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
+	}, []string{"operation"})
+	RuntimeOperationErrors = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "runlet_runtime_operations_errors_total",
+		Help: "Requests to the backend that failed, by operation.",
+	}, []string{"operation"})
 )
+
+// ObserveRuntimeOperation records one request to the backend.
+func ObserveRuntimeOperation(op string, took time.Duration, err error) {
+	RuntimeOperationDuration.WithLabelValues(op).Observe(took.Seconds())
+	if err != nil {
+		RuntimeOperationErrors.WithLabelValues(op).Inc()
+	}
+}

@@ -36,6 +36,8 @@ type Options struct {
 	// hints. Empty: the --exit-dir of a running container's conmon, else
 	// podman's default.
 	ExitDir string
+	// Observe, if set, is told the duration of every request to podman.
+	Observe Observer
 	// Logf receives start-up decisions and service restarts; nil discards.
 	Logf func(format string, args ...any)
 }
@@ -103,7 +105,7 @@ func pingable(ctx context.Context, sock string) bool {
 // runtime and rlimits of its containers, but not of the pods' infra
 // containers (see CreateSandbox for the hint given when those fail).
 func (b *Backend) useSocket(ctx context.Context, sock string) error {
-	b.client = NewClient(sock)
+	b.client = NewClient(sock).WithObserver(b.opts.Observe)
 	if err := b.client.waitReady(ctx, 5*time.Second); err != nil {
 		return err
 	}
@@ -141,7 +143,7 @@ func (b *Backend) startOwnService(ctx context.Context) error {
 	}
 	svc.ownDir = ownDir
 	b.svc = svc
-	b.client = NewClient(svc.socket)
+	b.client = NewClient(svc.socket).WithObserver(b.opts.Observe)
 	if err := b.detect(ctx); err != nil {
 		return err
 	}

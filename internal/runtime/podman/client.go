@@ -23,8 +23,20 @@ const apiPrefix = "/v4.0.0/libpod"
 // Client is a small libpod REST client over a unix socket. It is exported so
 // that tools (benchmarks, e2e tests) can talk to podman exactly as runlet does.
 type Client struct {
-	socket string
-	http   *http.Client
+	socket  string
+	http    *http.Client
+	observe Observer
+}
+
+// Observer is told how long each request took until podman answered, by
+// operation (method and path pattern, e.g. "POST containers/{id}/start").
+type Observer func(op string, took time.Duration, err error)
+
+// WithObserver returns a copy of the client that reports its requests.
+func (c *Client) WithObserver(o Observer) *Client {
+	cc := *c
+	cc.observe = o
+	return &cc
 }
 
 // NewClient returns a client for the socket path (a "unix://" prefix is
@@ -115,15 +127,33 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 	if r.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	start := time.Now()
 	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("podman %s %s: %w", r.method, r.path, err)
-	}
-	if resp.StatusCode >= 400 {
+	if err == nil && resp.StatusCode >= 400 {
 		defer resp.Body.Close()
-		return nil, decodeAPIError(resp, r.method+" "+r.path)
+		resp, err = nil, decodeAPIError(resp, r.method+" "+r.path)
+	} else if err != nil {
+		err = fmt.Errorf("podman %s %s: %w", r.method, r.path, err)
 	}
-	return resp, nil
+	if c.observe != nil {
+		c.observe(operation(r.method, r.path), time.Since(start), err)
+	}
+	return resp, err
+}
+
+// collections are the path roots whose second segment names an object.
+var collections = map[string]bool{"containers": true, "pods": true, "images": true, "exec": true}
+
+// verbs are second segments that are not object names.
+var verbs = map[string]bool{"json": true, "create": true, "pull": true, "prune": true, "stats": true}
+
+// operation names a request without its object IDs, for metrics.
+func operation(method, path string) string {
+	seg := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	if len(seg) > 1 && collections[seg[0]] && !verbs[seg[1]] {
+		seg[1] = "{id}"
+	}
+	return method + " " + strings.Join(seg, "/")
 }
 
 func decodeAPIError(resp *http.Response, op string) error {

@@ -244,3 +244,33 @@ func TestPing(t *testing.T) {
 		t.Errorf("Ping = %q, %v", v, err)
 	}
 }
+
+func TestRequestsAreObservedByOperation(t *testing.T) {
+	f := newFakePodman(t)
+	f.json("GET /containers/abc/json", 404, map[string]any{"message": "no such container", "response": 404})
+	f.json("POST /containers/abc/start", 204, nil)
+	type obs struct {
+		op  string
+		err bool
+	}
+	var got []obs
+	b := f.backend()
+	b.client = b.client.WithObserver(func(op string, took time.Duration, err error) {
+		if took <= 0 {
+			t.Errorf("%s took %v", op, took)
+		}
+		got = append(got, obs{op, err != nil})
+	})
+	_, _ = b.InspectContainer(context.Background(), "abc")
+	_ = b.StartContainer(context.Background(), "abc")
+	want := []obs{{"GET containers/{id}/json", true}, {"POST containers/{id}/start", false}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("observed %+v; want %+v", got, want)
+	}
+	for path, op := range map[string]string{"/containers/json": "GET containers/json", "/pods/create": "GET pods/create",
+		"/exec/e1/start": "GET exec/{id}/start", "/events": "GET events", "/images/localhost%2Fx/json": "GET images/{id}/json"} {
+		if got := operation("GET", path); got != op {
+			t.Errorf("operation(%s) = %q; want %q", path, got, op)
+		}
+	}
+}
