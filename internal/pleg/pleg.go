@@ -90,14 +90,17 @@ func (p *PLEG) Healthy() (bool, time.Duration) {
 	return since <= unhealthyAfter, since
 }
 
-// Run relists until ctx ends.
+// Run relists until ctx ends. The period runs from the end of one relist
+// to the start of the next, as the kubelet's wait.Until does: a backend that
+// lists slowly is not kept busy listing.
 func (p *PLEG) Run(ctx context.Context) {
 	go p.watchBackendEvents(ctx)
 	p.startPodRefreshers(ctx)
-	t := time.NewTicker(p.period)
+	t := time.NewTimer(p.period)
 	defer t.Stop()
 	for {
 		p.Relist(ctx)
+		t.Reset(p.period)
 		select {
 		case <-ctx.Done():
 			p.cache.Wake()
