@@ -70,6 +70,7 @@ func New(cfg Config) *Loop {
 // Run blocks until ctx ends.
 func (l *Loop) Run(ctx context.Context) {
 	l.workers = newPodWorkers(ctx, l, l.queue, l.cfg.ResyncInterval, workerBackoff)
+	l.workers.changed = l.takeChanged
 	l.workers.afterSync = l.afterSync
 	syncTicker := time.NewTicker(syncPeriod)
 	defer syncTicker.Stop()
@@ -178,11 +179,15 @@ func (l *Loop) dispatchDue() {
 	}
 }
 
+// takeChanged reports whether the pod's last sync touched the backend.
+func (l *Loop) takeChanged(uid types.UID) bool {
+	_, ok := l.changed.LoadAndDelete(uid)
+	return ok
+}
+
 // afterSync asks for the pod's view to be re-read once a sync that changed
 // the backend has been recorded, so the pod's next sync sees the effects
 // without waiting for the next relist.
 func (l *Loop) afterSync(uid types.UID) {
-	if _, ok := l.changed.LoadAndDelete(uid); ok {
-		l.cfg.PLEG.RefreshPod(string(uid))
-	}
+	l.cfg.PLEG.RefreshPod(string(uid))
 }

@@ -41,15 +41,19 @@ type syncer interface {
 
 // podWork is one pod's worker state.
 type podWork struct {
-	pod      *v1.Pod
-	state    workState
-	grace    *int64
-	pending  bool
-	updates  chan struct{}
-	lastSync time.Time
-	finished bool
-	removed  bool
-	done     chan struct{}
+	pod     *v1.Pod
+	state   workState
+	grace   *int64
+	pending bool
+	updates chan struct{}
+	// lastChange is when the last step that touched the backend ended: the
+	// next step acts only on a view taken after it, so it never misses its
+	// own doing. Steps that changed nothing leave it alone, so a pod is not
+	// held waiting for a listing only because it was synced a moment ago.
+	lastChange time.Time
+	finished   bool
+	removed    bool
+	done       chan struct{}
 }
 
 // podWorkers runs one goroutine per pod UID; the newest update replaces an
@@ -62,8 +66,11 @@ type podWorkers struct {
 	ctx     context.Context
 	resync  time.Duration
 	backoff time.Duration
-	// afterSync runs once a sync is recorded; the loop uses it to ask for a
-	// relist that is guaranteed to begin after lastSync.
+	// changed reports (and forgets) whether the pod's last step touched the
+	// backend; nil counts every step as a change.
+	changed func(types.UID) bool
+	// afterSync runs once a step that changed the backend is recorded; the
+	// loop uses it to ask for a view that is sure to begin after lastChange.
 	afterSync func(types.UID)
 }
 
@@ -116,13 +123,14 @@ func (w *podWorkers) run(uid types.UID, pw *podWork) {
 			w.mu.Unlock()
 			continue
 		}
-		pod, state, grace, since := pw.pod, pw.state, pw.grace, pw.lastSync
+		pod, state, grace, since := pw.pod, pw.state, pw.grace, pw.lastChange
 		pw.pending = false
 		w.mu.Unlock()
 
 		next, requeue, err := w.step(pod, state, grace, since)
-		w.complete(uid, pw, next, requeue, err)
-		if w.afterSync != nil {
+		changed := w.changed == nil || w.changed(uid)
+		w.complete(uid, pw, next, requeue, err, changed)
+		if changed && w.afterSync != nil {
 			w.afterSync(uid)
 		}
 	}
@@ -158,10 +166,12 @@ func (w *podWorkers) doStep(pod *v1.Pod, state workState, grace *int64, since ti
 
 // complete records the outcome and schedules the next run: immediately when
 // the state advanced, at the back-off's expiry, or at the resync interval.
-func (w *podWorkers) complete(uid types.UID, pw *podWork, next workState, requeue time.Duration, err error) {
+func (w *podWorkers) complete(uid types.UID, pw *podWork, next workState, requeue time.Duration, err error, changed bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	pw.lastSync = time.Now()
+	if changed {
+		pw.lastChange = time.Now()
+	}
 	advanced := next != pw.state && pw.state != stateTerminated
 	if pw.state != stateTerminated && next > pw.state {
 		pw.state = next

@@ -194,3 +194,45 @@ func TestWorkerForget(t *testing.T) {
 			gone, w.known("uid"), w.known("live"))
 	}
 }
+
+// sinceSyncer records the "since" each SyncPod is given.
+type sinceSyncer struct {
+	fakeSyncer
+	since chan time.Time
+}
+
+func (s *sinceSyncer) SyncPod(ctx context.Context, pod *v1.Pod, since time.Time) (bool, time.Duration, error) {
+	s.since <- since
+	return s.fakeSyncer.SyncPod(ctx, pod, since)
+}
+
+// TestOnlyChangesMoveTheViewFloor: a step that touched the backend makes
+// the next one wait for a newer view; one that changed nothing does not.
+func TestOnlyChangesMoveTheViewFloor(t *testing.T) {
+	s := &sinceSyncer{since: make(chan time.Time, 10)}
+	w, _ := newWorkers(t, &s.fakeSyncer)
+	w.syncer = s
+	changes := []bool{true, false, false}
+	var after []types.UID
+	w.changed = func(types.UID) bool { c := changes[0]; changes = changes[1:]; return c }
+	w.afterSync = func(uid types.UID) { after = append(after, uid) }
+
+	var since []time.Time
+	for i, ver := range []string{"1", "2", "3"} {
+		w.UpdatePod(wpod(ver), SyncPodUpdate, nil)
+		expectCalls(t, &s.fakeSyncer, "Sync@"+ver)
+		since = append(since, <-s.since)
+		if i == 0 && !since[0].IsZero() {
+			t.Errorf("first sync since %v; want no floor", since[0])
+		}
+	}
+	if !since[1].After(since[0]) {
+		t.Errorf("after a change the floor stayed at %v", since[1])
+	}
+	if !since[2].Equal(since[1]) {
+		t.Errorf("a step without changes moved the floor from %v to %v", since[1], since[2])
+	}
+	if len(after) != 1 {
+		t.Errorf("afterSync ran %d times; want once, for the step that changed something", len(after))
+	}
+}

@@ -130,8 +130,8 @@ func TestCreateSandboxSpec(t *testing.T) {
 	f := newFakePodman(t)
 	f.json("POST /pods/create", 201, map[string]any{"Id": "pod1"})
 	f.json("POST /pods/pod1/start", 200, map[string]any{"Id": "pod1", "Errs": nil})
-	f.json("GET /pods/pod1/json", 200, map[string]any{"Id": "pod1", "Labels": podLabels, "InfraContainerID": "infra1"})
-	f.json("GET /containers/infra1/json", 200, map[string]any{"Id": "infra1", "State": map[string]any{"Running": true, "Pid": 42},
+	f.json("GET /containers/ns_web_0123456789ab-infra/json", 200, map[string]any{"Id": "infra1", "State": map[string]any{"Running": true, "Pid": 42},
+		"Config":          map[string]any{"Labels": podLabels},
 		"NetworkSettings": map[string]any{"IPAddress": "10.88.0.9", "Networks": map[string]any{"podman": map[string]any{"IPAddress": "10.88.0.9"}}}})
 	b := f.backend()
 	sb, err := b.CreateSandbox(context.Background(), runtime.SandboxConfig{
@@ -148,7 +148,7 @@ func TestCreateSandboxSpec(t *testing.T) {
 	}
 	var spec PodSpec
 	_ = json.Unmarshal(f.sent("POST /pods/create")[0].Body, &spec)
-	want := PodSpec{Name: "ns_web_0123456789ab", Hostname: "web-0",
+	want := PodSpec{Name: "ns_web_0123456789ab", InfraName: "ns_web_0123456789ab-infra", Hostname: "web-0",
 		Labels:           map[string]string{"app": "web", runtime.LabelManaged: "true", runtime.LabelPodUID: "0123456789abcdef-uid", runtime.LabelPodNamespace: "ns", runtime.LabelPodName: "web"},
 		SharedNamespaces: []string{"net", "ipc", "uts"},
 		PortMappings:     []PortMapping{{HostIP: "127.0.0.1", HostPort: 8080, ContainerPort: 80, Protocol: "tcp"}},
@@ -157,9 +157,13 @@ func TestCreateSandboxSpec(t *testing.T) {
 	if !reflect.DeepEqual(spec, want) {
 		t.Errorf("pod spec =\n%+v\nwant\n%+v", spec, want)
 	}
-	// The IP is cached: a second lookup costs no inspect.
-	if _, err := b.sandboxMeta(context.Background(), "pod1"); err != nil || len(f.sent("GET /containers/infra1/json")) != 1 {
-		t.Errorf("infra inspected %d times; want once", len(f.sent("GET /containers/infra1/json")))
+	// The infra container is found by its name, not by inspecting the pod,
+	// and the IP is cached: a second lookup costs no inspect.
+	if _, err := b.sandboxMeta(context.Background(), "pod1", ""); err != nil || len(f.sent("GET /containers/ns_web_0123456789ab-infra/json")) != 1 {
+		t.Errorf("infra inspected %d times; want once", len(f.sent("GET /containers/ns_web_0123456789ab-infra/json")))
+	}
+	if n := len(f.sent("GET /pods/pod1/json")); n != 0 {
+		t.Errorf("pod inspected %d times; want none", n)
 	}
 }
 

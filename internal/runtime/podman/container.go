@@ -124,7 +124,7 @@ func resources(r runtime.Resources) *LinuxResources {
 
 // CreateContainer creates a container in the sandbox's namespaces.
 func (b *Backend) CreateContainer(ctx context.Context, sandboxID string, cfg runtime.ContainerConfig) (string, error) {
-	meta, err := b.sandboxMeta(ctx, sandboxID)
+	meta, err := b.sandboxMeta(ctx, sandboxID, "")
 	if err != nil {
 		return "", err
 	}

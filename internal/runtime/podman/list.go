@@ -76,7 +76,7 @@ func (b *Backend) sandboxesFrom(ctx context.Context, list []ListContainer, full 
 		}
 		if mapState(lc.State) == runtime.ContainerRunning {
 			sb.State = runtime.SandboxReady
-			m, err := b.sandboxMeta(ctx, lc.Pod)
+			m, err := b.sandboxMeta(ctx, lc.Pod, lc.ID)
 			if err != nil && !errors.Is(err, runtime.ErrNotFound) {
 				return nil, err
 			}

@@ -21,7 +21,7 @@ import (
 // which misses loopback-only servers.
 func (b *Backend) PortForward(ctx context.Context, sandboxID string, port int32, stream io.ReadWriteCloser) error {
 	defer stream.Close()
-	meta, err := b.sandboxMeta(ctx, sandboxID)
+	meta, err := b.sandboxMeta(ctx, sandboxID, "")
 	if err != nil {
 		return err
 	}

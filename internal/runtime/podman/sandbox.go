@@ -55,8 +55,10 @@ func sandboxLabels(cfg runtime.SandboxConfig) map[string]string {
 }
 
 func podSpec(cfg runtime.SandboxConfig) PodSpec {
+	name := podName(cfg.Namespace, cfg.Name, cfg.PodUID)
 	spec := PodSpec{
-		Name:             podName(cfg.Namespace, cfg.Name, cfg.PodUID),
+		Name:             name,
+		InfraName:        name + "-infra",
 		Hostname:         cfg.Hostname,
 		Labels:           sandboxLabels(cfg),
 		SharedNamespaces: []string{"net", "ipc", "uts"},
@@ -99,7 +101,7 @@ func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) 
 		_ = b.client.RemovePod(context.WithoutCancel(ctx), id)
 		return runtime.Sandbox{}, wrapf(infraHint(err), "starting pod %s", spec.Name)
 	}
-	meta, err := b.sandboxMeta(ctx, id)
+	meta, err := b.sandboxMeta(ctx, id, spec.InfraName)
 	if err != nil {
 		return runtime.Sandbox{}, err
 	}
@@ -123,29 +125,32 @@ func infraHint(err error) error {
 }
 
 // sandboxMeta returns the cached labels and IPs of a pod, inspecting its
-// infra container once.
-func (b *Backend) sandboxMeta(ctx context.Context, id string) (sandboxMeta, error) {
+// infra container once. infra names the infra container when the caller
+// knows it (its ID or name), which spares inspecting the pod to find it.
+func (b *Backend) sandboxMeta(ctx context.Context, id, infra string) (sandboxMeta, error) {
 	b.mu.Lock()
 	m, ok := b.sandboxes[id]
 	b.mu.Unlock()
 	if ok {
 		return m, nil
 	}
-	pod, err := b.client.InspectPod(ctx, id)
-	if err != nil {
-		return m, wrapf(err, "inspecting pod %s", id)
-	}
-	m = sandboxMeta{created: pod.Created, labels: pod.Labels, infraID: pod.InfraContainerID}
-	if pod.InfraContainerID != "" {
-		infra, err := b.client.InspectContainer(ctx, pod.InfraContainerID)
+	if infra == "" {
+		pod, err := b.client.InspectPod(ctx, id)
 		if err != nil {
-			return m, wrapf(err, "inspecting infra container of pod %s", id)
+			return m, wrapf(err, "inspecting pod %s", id)
 		}
-		m.ips = containerIPs(infra)
-		if !infra.State.Running {
-			// The namespace (and IP) appears only when the infra runs: do not cache yet.
-			return m, nil
+		if infra = pod.InfraContainerID; infra == "" {
+			return sandboxMeta{created: pod.Created, labels: pod.Labels}, nil
 		}
+	}
+	ic, err := b.client.InspectContainer(ctx, infra)
+	if err != nil {
+		return m, wrapf(err, "inspecting infra container of pod %s", id)
+	}
+	m = sandboxMeta{created: ic.Created, labels: ic.Config.Labels, infraID: ic.ID, ips: containerIPs(ic)}
+	if !ic.State.Running {
+		// The namespace (and IP) appears only when the infra runs: do not cache yet.
+		return m, nil
 	}
 	b.mu.Lock()
 	b.sandboxes[id] = m

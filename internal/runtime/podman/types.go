@@ -22,6 +22,7 @@ type Namespace struct {
 // PodSpec is the body of POST /pods/create.
 type PodSpec struct {
 	Name             string            `json:"name,omitempty"`
+	InfraName        string            `json:"infra_name,omitempty"`
 	Hostname         string            `json:"hostname,omitempty"`
 	Labels           map[string]string `json:"labels,omitempty"`
 	SharedNamespaces []string          `json:"shared_namespaces,omitempty"`
