@@ -58,5 +58,10 @@ func (p *PLEG) handleBackendEvent(e runtime.Event) {
 			p.emit(ev)
 		}
 	}
+	if !e.Time.IsZero() && p.cache.newerThan(uid, e.Time) {
+		// A view taken after the event shows it already (typically runlet's
+		// own start of the container, refreshed right after its sync).
+		return
+	}
 	p.RefreshPod(uid)
 }

@@ -133,3 +133,19 @@ func TestBackendEventRouting(t *testing.T) {
 	default:
 	}
 }
+
+func TestEventOlderThanTheViewIsNotRefreshedAgain(t *testing.T) {
+	ctx := context.Background()
+	f, p, _ := setup(t)
+	runningPod(t, f, "u")
+	before := time.Now()
+	p.Relist(ctx)
+	p.handleBackendEvent(runtime.Event{PodUID: "u", Action: "start", Time: before})
+	if n := p.pods.Len(); n != 0 {
+		t.Errorf("%d refreshes queued for an event the view already shows", n)
+	}
+	p.handleBackendEvent(runtime.Event{PodUID: "u", Action: "died", Time: time.Now()})
+	if n := p.pods.Len(); n != 1 {
+		t.Errorf("%d refreshes queued for a newer event; want 1", n)
+	}
+}

@@ -62,6 +62,7 @@ type results struct {
 	burst                        float64         // pods/s
 	rss0, rss100, cpu            float64         // MiB, MiB, % of one core
 	svcRSS, svcCPU               float64         // the podman service's, with the burst pods (notes)
+	notes                        []string        // printed after the table
 }
 
 // TestBench measures the raw backend first, then runlet on the same podman service.
@@ -176,5 +177,8 @@ func report(cfg config, r *results, load0, load1 string) {
 	check("RSS, 0 pods", r.rss0, 40, fmt.Sprintf("%.1f MiB ≤ 40 MiB", r.rss0))
 	check(fmt.Sprintf("RSS, %d pods", cfg.burst), r.rss100, 80, fmt.Sprintf("%.1f MiB ≤ 80 MiB", r.rss100))
 	check("CPU at rest", r.cpu, 1, fmt.Sprintf("%.2f %% ≤ 1 %% of one core", r.cpu))
+	for _, n := range r.notes {
+		b.WriteString(n)
+	}
 	fmt.Print(b.String())
 }

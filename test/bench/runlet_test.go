@@ -80,12 +80,16 @@ func benchRunlet(t *testing.T, ctx context.Context, cfg config, be *podman.Backe
 	wait("running", warm.Name, 2*time.Minute)
 
 	progress("runlet: %d sequential pod starts", cfg.n)
+	ops0, _ := scrapeOps(rl.MetricsURL())
 	var seq []*v1.Pod
 	for i := range cfg.n {
 		t0, p := create(fmt.Sprintf("s-%d", i))
 		r.start = append(r.start, wait("running", p.Name, 2*time.Minute).Sub(t0))
 		r.bound = append(r.bound, wait("bound", p.Name, time.Second).Sub(t0))
 		seq = append(seq, p)
+	}
+	if ops1, err := scrapeOps(rl.MetricsURL()); err == nil {
+		r.notes = append(r.notes, opsReport("sequential starts", ops0, ops1, cfg.n))
 	}
 
 	progress("runlet: %d container exits (exit → API terminated)", len(seq))

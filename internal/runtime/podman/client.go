@@ -151,6 +151,10 @@ var verbs = map[string]bool{"json": true, "create": true, "pull": true, "prune":
 func operation(method, path string) string {
 	seg := strings.Split(strings.TrimPrefix(path, "/"), "/")
 	if len(seg) > 1 && collections[seg[0]] && !verbs[seg[1]] {
+		if seg[0] == "images" && len(seg) > 2 {
+			// An image reference keeps its slashes in the path.
+			seg = []string{seg[0], seg[1], seg[len(seg)-1]}
+		}
 		seg[1] = "{id}"
 	}
 	return method + " " + strings.Join(seg, "/")

@@ -272,7 +272,8 @@ func TestRequestsAreObservedByOperation(t *testing.T) {
 		t.Errorf("observed %+v; want %+v", got, want)
 	}
 	for path, op := range map[string]string{"/containers/json": "GET containers/json", "/pods/create": "GET pods/create",
-		"/exec/e1/start": "GET exec/{id}/start", "/events": "GET events", "/images/localhost%2Fx/json": "GET images/{id}/json"} {
+		"/exec/e1/start": "GET exec/{id}/start", "/events": "GET events", "/images/localhost%2Fx/json": "GET images/{id}/json",
+		"/images/localhost/runlet/busybox:latest/json": "GET images/{id}/json"} {
 		if got := operation("GET", path); got != op {
 			t.Errorf("operation(%s) = %q; want %q", path, got, op)
 		}

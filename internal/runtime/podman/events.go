@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -16,7 +17,7 @@ import (
 // EventStream opens GET /events for container events of runlet-managed
 // objects since the given time: one JSON Event per line. The caller closes it.
 func (c *Client) EventStream(ctx context.Context, since time.Time) (io.ReadCloser, error) {
-	f, _ := json.Marshal(map[string][]string{"type": {"container"}, "label": {runtime.LabelManaged + "=true"}})
+	f, _ := json.Marshal(map[string][]string{"type": {"container"}, "event": lifecycleActions, "label": {runtime.LabelManaged + "=true"}})
 	q := url.Values{"stream": {"true"}, "since": {strconv.FormatInt(since.Unix(), 10)}, "filters": {string(f)}}
 	resp, err := c.send(ctx, request{method: http.MethodGet, path: "/events", query: q})
 	if err != nil {
@@ -79,7 +80,12 @@ func pumpEvents(ctx context.Context, dec *json.Decoder, start time.Time, ch chan
 	}
 }
 
-// toEvent keeps fresh container events of managed objects.
+// lifecycleActions are the events that change what a listing shows. The
+// others (create, init, cleanup, mount, exec, ...) would only make the core
+// list a pod again while podman is busy starting it.
+var lifecycleActions = []string{"start", "died", "remove"}
+
+// toEvent keeps fresh lifecycle events of managed containers.
 func toEvent(e Event, start time.Time) (runtime.Event, bool) {
 	t := time.Unix(0, e.TimeNano)
 	if e.TimeNano == 0 {
@@ -89,7 +95,7 @@ func toEvent(e Event, start time.Time) (runtime.Event, bool) {
 		return runtime.Event{}, false
 	}
 	a := e.Actor.Attributes
-	if a[runtime.LabelManaged] != "true" {
+	if a[runtime.LabelManaged] != "true" || !slices.Contains(lifecycleActions, e.Action) {
 		return runtime.Event{}, false
 	}
 	return runtime.Event{PodUID: a[runtime.LabelPodUID], ContainerID: e.Actor.ID, Action: e.Action, Time: t}, true

@@ -30,6 +30,7 @@ func TestEventsDropReplayAndUnmanaged(t *testing.T) {
 			_ = enc.Encode(eventLine("old"+strconv.Itoa(i), "died", now.Add(-time.Hour), true))
 		}
 		_ = enc.Encode(eventLine("stranger", "start", now.Add(time.Millisecond), false))
+		_ = enc.Encode(eventLine("c1", "cleanup", now.Add(time.Millisecond), true))
 		_ = enc.Encode(eventLine("c1", "died", now.Add(time.Millisecond), true))
 		w.(http.Flusher).Flush()
 	})
@@ -47,7 +48,7 @@ func TestEventsDropReplayAndUnmanaged(t *testing.T) {
 		t.Errorf("events = %+v; want only c1's fresh died", got)
 	}
 	q := f.sent("GET /events")[0].Query
-	if q.Get("stream") != "true" || q.Get("filters") != `{"label":["io.runlet.managed=true"],"type":["container"]}` || q.Get("since") == "" {
+	if q.Get("stream") != "true" || q.Get("filters") != `{"event":["start","died","remove"],"label":["io.runlet.managed=true"],"type":["container"]}` || q.Get("since") == "" {
 		t.Errorf("events query = %v", q)
 	}
 }
