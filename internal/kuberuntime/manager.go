@@ -3,6 +3,7 @@
 package kuberuntime
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -31,6 +32,8 @@ type Manager struct {
 
 	crashBackoff *backoff
 	imageBackoff *backoff
+	// starts bounds the pods being started at once (see startSlot).
+	starts chan struct{}
 
 	envMu   sync.RWMutex
 	env     *envvars.Resolver
@@ -49,6 +52,23 @@ func NewManager(rt runtime.Runtime, rec record.EventRecorder, runtimeName, owner
 		imageBackoff: newBackoff(backoffInitial, backoffMax),
 		waiting:      map[string]map[string]status.Waiting{},
 		env:          envvars.NewResolver(nil),
+		starts:       make(chan struct{}, parallelPodStarts),
+	}
+}
+
+// parallelPodStarts is how many pods get their sandbox and first containers
+// at once. podman serialises much of a start on its own locks: a burst of
+// pods started all together finishes later than four at a time (make bench:
+// 0.80-0.88 of raw podman's burst rate against 0.73-0.74 unbounded).
+const parallelPodStarts = 4
+
+// startSlot waits for a turn to start a pod; release gives it back.
+func (m *Manager) startSlot(ctx context.Context) (release func(), err error) {
+	select {
+	case m.starts <- struct{}{}:
+		return func() { <-m.starts }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }
 

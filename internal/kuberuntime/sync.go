@@ -37,6 +37,11 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 	}
 	sb := ps.Sandbox()
 	if sb == nil || sb.State != runtime.SandboxReady {
+		release, err := m.startSlot(ctx)
+		if err != nil {
+			return res, err
+		}
+		defer release()
 		if sb != nil {
 			m.log.WithField("pod", pod.Namespace+"/"+pod.Name).Info("sandbox is not ready; recreating the pod's sandbox")
 			if err := m.removeAll(ctx, ps); err != nil {
