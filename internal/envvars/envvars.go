@@ -9,6 +9,7 @@ package envvars
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/runlet/runlet/internal/envvars/expansion"
 	v1 "k8s.io/api/core/v1"
@@ -46,7 +47,7 @@ func (r *Resolver) Env(pod Pod, c *v1.Container) ([]v1.EnvVar, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing services for the service links: %w", err)
 	}
-	l := lookups{r: r, ns: pod.Namespace, configMaps: map[string]*v1.ConfigMap{}, secrets: map[string]*v1.Secret{}}
+	l := lookups{r: r, ns: pod.Namespace, data: map[string]map[string]string{}}
 	env := map[string]string{}
 	for _, from := range c.EnvFrom {
 		if err := l.addFrom(env, from); err != nil {
@@ -99,38 +100,52 @@ func ExpandCommand(c *v1.Container, env []v1.EnvVar) (command, args []string) {
 
 // lookups reads each configMap and secret once per environment.
 type lookups struct {
-	r          *Resolver
-	ns         string
-	configMaps map[string]*v1.ConfigMap
-	secrets    map[string]*v1.Secret
+	r    *Resolver
+	ns   string
+	data map[string]map[string]string // "<Kind>/<name>" → data
 }
 
+// kind is a source of env values: configMaps and secrets differ only in
+// their names and in how they are read.
+type kind struct {
+	name string // as the kubelet's errors spell it: "ConfigMap", "Secret"
+	read func(objs Objects, ns, name string) (map[string]string, error)
+}
+
+var (
+	configMapKind = kind{"ConfigMap", func(objs Objects, ns, name string) (map[string]string, error) {
+		cm, err := objs.ConfigMap(ns, name)
+		if err != nil {
+			return nil, err
+		}
+		return cm.Data, nil
+	}}
+	secretKind = kind{"Secret", func(objs Objects, ns, name string) (map[string]string, error) {
+		s, err := objs.Secret(ns, name)
+		if err != nil {
+			return nil, err
+		}
+		data := make(map[string]string, len(s.Data))
+		for k, v := range s.Data {
+			data[k] = string(v)
+		}
+		return data, nil
+	}}
+)
+
 func (l *lookups) addFrom(env map[string]string, from v1.EnvFromSource) error {
+	var data map[string]string
+	var err error
 	switch {
 	case from.ConfigMapRef != nil:
-		cm, err := l.configMap(from.ConfigMapRef.Name)
-		if optionalMissing(err, from.ConfigMapRef.Optional) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		for k, v := range cm.Data {
-			env[from.Prefix+k] = v
-		}
+		data, err = l.source(configMapKind, from.ConfigMapRef.Name, from.ConfigMapRef.Optional)
 	case from.SecretRef != nil:
-		s, err := l.secret(from.SecretRef.Name)
-		if optionalMissing(err, from.SecretRef.Optional) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		for k, v := range s.Data {
-			env[from.Prefix+k] = string(v)
-		}
+		data, err = l.source(secretKind, from.SecretRef.Name, from.SecretRef.Optional)
 	}
-	return nil
+	for k, v := range data {
+		env[from.Prefix+k] = v
+	}
+	return err
 }
 
 // value resolves one env entry; ok is false for an optional source that
@@ -148,70 +163,53 @@ func (l *lookups) value(pod Pod, c *v1.Container, e v1.EnvVar, mapping func(stri
 		v, err := resourceValue(pod.Pod, c, src.ResourceFieldRef)
 		return v, err == nil, wrapEnv(e.Name, err)
 	case src.ConfigMapKeyRef != nil:
-		return l.configMapKey(src.ConfigMapKeyRef)
+		ref := src.ConfigMapKeyRef
+		return l.key(configMapKind, ref.Name, ref.Key, ref.Optional)
 	case src.SecretKeyRef != nil:
-		return l.secretKey(src.SecretKeyRef)
+		ref := src.SecretKeyRef
+		return l.key(secretKind, ref.Name, ref.Key, ref.Optional)
 	}
 	return "", false, fmt.Errorf("env %s: unsupported valueFrom source", e.Name)
 }
 
-func (l *lookups) configMapKey(ref *v1.ConfigMapKeySelector) (string, bool, error) {
-	cm, err := l.configMap(ref.Name)
-	if optionalMissing(err, ref.Optional) {
-		return "", false, nil
-	}
-	if err != nil {
+// key is one key of a configMap or secret.
+func (l *lookups) key(k kind, name, key string, optional *bool) (string, bool, error) {
+	data, err := l.source(k, name, optional)
+	if err != nil || data == nil {
 		return "", false, err
 	}
-	v, ok := cm.Data[ref.Key]
-	if !ok && !isTrue(ref.Optional) {
-		return "", false, fmt.Errorf("couldn't find key %s in ConfigMap %s/%s", ref.Key, l.ns, ref.Name)
+	v, ok := data[key]
+	if !ok && !isTrue(optional) {
+		return "", false, fmt.Errorf("couldn't find key %s in %s %s/%s", key, k.name, l.ns, name)
 	}
 	return v, ok, nil
 }
 
-func (l *lookups) secretKey(ref *v1.SecretKeySelector) (string, bool, error) {
-	s, err := l.secret(ref.Name)
-	if optionalMissing(err, ref.Optional) {
-		return "", false, nil
+// source is a configMap's or secret's data; nil, and no error, when it is
+// missing but optional.
+func (l *lookups) source(k kind, name string, optional *bool) (map[string]string, error) {
+	id := k.name + "/" + name
+	if data, ok := l.data[id]; ok {
+		return data, nil
+	}
+	if l.r.objs == nil {
+		return nil, fmt.Errorf("couldn't get %s %s/%s: no API server to read it from", lowerFirst(k.name), l.ns, name)
+	}
+	data, err := k.read(l.r.objs, l.ns, name)
+	if optionalMissing(err, optional) {
+		return nil, nil
 	}
 	if err != nil {
-		return "", false, err
+		return nil, err
 	}
-	v, ok := s.Data[ref.Key]
-	if !ok && !isTrue(ref.Optional) {
-		return "", false, fmt.Errorf("couldn't find key %s in Secret %s/%s", ref.Key, l.ns, ref.Name)
+	if data == nil {
+		data = map[string]string{} // present but empty: not "missing"
 	}
-	return string(v), ok, nil
+	l.data[id] = data
+	return data, nil
 }
 
-func (l *lookups) configMap(name string) (*v1.ConfigMap, error) {
-	if cm, ok := l.configMaps[name]; ok {
-		return cm, nil
-	}
-	if l.r.objs == nil {
-		return nil, fmt.Errorf("couldn't get configMap %s/%s: no API server to read it from", l.ns, name)
-	}
-	cm, err := l.r.objs.ConfigMap(l.ns, name)
-	if err == nil {
-		l.configMaps[name] = cm
-	}
-	return cm, err
-}
-
-func (l *lookups) secret(name string) (*v1.Secret, error) {
-	if s, ok := l.secrets[name]; ok {
-		return s, nil
-	}
-	if l.r.objs == nil {
-		return nil, fmt.Errorf("couldn't get secret %s/%s: no API server to read it from", l.ns, name)
-	}
-	s, err := l.r.objs.Secret(l.ns, name)
-	if err == nil {
-		l.secrets[name] = s
-	}
-	return s, err
-}
+func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }
 
 func optionalMissing(err error, optional *bool) bool {
 	return err != nil && apierrors.IsNotFound(err) && isTrue(optional)

@@ -447,26 +447,16 @@ func InspectContainer(t testing.TB, id string) *PodmanInspect {
 }
 
 func podmanContainers(filters ...string) ([]PodmanContainer, error) {
-	args := []string{"ps", "-a", "--format", "json"}
-	for _, f := range filters {
-		args = append(args, "--filter", f)
-	}
-	out, err := PodmanCLIE(args...)
-	if err != nil {
-		return nil, err
-	}
-	var cs []PodmanContainer
-	if strings.TrimSpace(out) == "" {
-		return nil, nil
-	}
-	if err := json.Unmarshal([]byte(out), &cs); err != nil {
-		return nil, fmt.Errorf("podman ps: %v", err)
-	}
-	return cs, nil
+	return podmanList[PodmanContainer]([]string{"ps", "-a"}, filters)
 }
 
 func podmanPods(filters ...string) ([]PodmanPod, error) {
-	args := []string{"pod", "ps", "--format", "json"}
+	return podmanList[PodmanPod]([]string{"pod", "ps"}, filters)
+}
+
+// podmanList runs a podman listing command with filters and decodes its JSON.
+func podmanList[T any](cmd, filters []string) ([]T, error) {
+	args := append(cmd, "--format", "json")
 	for _, f := range filters {
 		args = append(args, "--filter", f)
 	}
@@ -474,14 +464,14 @@ func podmanPods(filters ...string) ([]PodmanPod, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ps []PodmanPod
 	if strings.TrimSpace(out) == "" {
 		return nil, nil
 	}
-	if err := json.Unmarshal([]byte(out), &ps); err != nil {
-		return nil, fmt.Errorf("podman pod ps: %v", err)
+	var list []T
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		return nil, fmt.Errorf("podman %s: %v", strings.Join(cmd, " "), err)
 	}
-	return ps, nil
+	return list, nil
 }
 
 // removePodmanObjects force-removes the podman pods and containers matching filter (e.g.
