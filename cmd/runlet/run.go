@@ -16,6 +16,7 @@ import (
 	nodeinfo "github.com/runlet/runlet/internal/node"
 	"github.com/runlet/runlet/internal/pleg"
 	"github.com/runlet/runlet/internal/podconfig"
+	"github.com/runlet/runlet/internal/poddir"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/podman"
 	"github.com/runlet/runlet/internal/status"
@@ -96,7 +97,10 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 	rec = mirror.NewRecorder(rec, mirrors) // static pods' events land on their mirror pods
 	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: status.NewManager(), backend: rt, mirror: mirrors}
 	c.pleg = pleg.New(rt, c.cache, o.PLEGRelistPeriod, log.WithField("component", "pleg"))
-	mgr := kuberuntime.NewManager(rt, rec, host.RuntimeName, o.NodeName, log.WithField("component", "kuberuntime"))
+	mgr := kuberuntime.NewManager(kuberuntime.Config{
+		Runtime: rt, Recorder: rec, RuntimeName: host.RuntimeName, Owner: o.NodeName,
+		Dirs: poddir.New(o.RootDir), Log: log.WithField("component", "kuberuntime"),
+	})
 	c.runtime = mgr
 	if err := mgr.PersistBackoff(filepath.Join(o.RootDir, "backoff.json")); err != nil {
 		log.WithError(err).Warn("restart back-off state unreadable; starting afresh")

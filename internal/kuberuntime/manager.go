@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/envvars"
+	"github.com/runlet/runlet/internal/poddir"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/status"
 	"github.com/sirupsen/logrus"
@@ -22,6 +23,19 @@ const (
 	backoffMax     = 300 * time.Second
 )
 
+// Config wires a Manager.
+type Config struct {
+	Runtime  runtime.Runtime
+	Recorder record.EventRecorder
+	// RuntimeName prefixes container IDs in pod status ("podman").
+	RuntimeName string
+	// Owner (the node name) is stamped on every backend object created.
+	Owner string
+	// Dirs is where per-pod files live (volumes, etc-hosts, termination logs).
+	Dirs poddir.Dirs
+	Log  logrus.FieldLogger
+}
+
 // Manager acts on the backend for pods.
 type Manager struct {
 	rt          runtime.Runtime
@@ -29,6 +43,7 @@ type Manager struct {
 	log         logrus.FieldLogger
 	runtimeName string
 	owner       string
+	dirs        poddir.Dirs
 
 	crashBackoff *backoff
 	imageBackoff *backoff
@@ -43,11 +58,10 @@ type Manager struct {
 	waiting map[string]map[string]status.Waiting // pod UID -> container -> reason
 }
 
-// NewManager returns a manager for rt; runtimeName prefixes container IDs and
-// owner (the node name) is stamped on every backend object it creates.
-func NewManager(rt runtime.Runtime, rec record.EventRecorder, runtimeName, owner string, log logrus.FieldLogger) *Manager {
+// NewManager returns a manager for cfg.Runtime.
+func NewManager(cfg Config) *Manager {
 	return &Manager{
-		rt: rt, rec: rec, log: log, runtimeName: runtimeName, owner: owner,
+		rt: cfg.Runtime, rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs,
 		crashBackoff: newBackoff(backoffInitial, backoffMax),
 		imageBackoff: newBackoff(backoffInitial, backoffMax),
 		waiting:      map[string]map[string]status.Waiting{},

@@ -41,7 +41,7 @@ func TestPodStartsAreBounded(t *testing.T) {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	g := &gatedSandboxes{Fake: runtimefake.New(), release: make(chan struct{})}
-	m := NewManager(g, record.NewFakeRecorder(1000), "podman", "node-1", log)
+	m := NewManager(Config{Runtime: g, Recorder: record.NewFakeRecorder(1000), RuntimeName: "podman", Owner: "node-1", Log: log})
 	const pods = 3 * parallelPodStarts
 	var wg sync.WaitGroup
 	for i := range pods {

@@ -32,7 +32,7 @@ func newEnv(t *testing.T) *env {
 	f := runtimefake.New()
 	cache := pleg.NewCache()
 	return &env{t: t, ctx: context.Background(), f: f, cache: cache,
-		m:    NewManager(f, record.NewFakeRecorder(1000), "podman", "node-1", log),
+		m:    NewManager(Config{Runtime: f, Recorder: record.NewFakeRecorder(1000), RuntimeName: "podman", Owner: "node-1", Log: log}),
 		pleg: pleg.New(f, cache, time.Hour, log)}
 }
 

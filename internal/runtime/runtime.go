@@ -95,6 +95,10 @@ type Sandbox struct {
 type Mount struct {
 	HostPath, ContainerPath string
 	ReadOnly                bool
+	// Propagation is the mount's propagation (v1.MountPropagationMode's
+	// meaning): "" or "None" private, "HostToContainer" rslave,
+	// "Bidirectional" rshared.
+	Propagation string
 }
 
 // Resources are the container's cgroup limits; zero means unlimited.

@@ -38,7 +38,7 @@ func TestHousekeepingWaitsForSources(t *testing.T) {
 	pl.Relist(ctx)
 	seen := false
 	l := New(Config{SourcesSeen: func() bool { return seen }, PLEG: pl, Cache: cache, Status: status.NewManager(),
-		Runtime: kuberuntime.NewManager(f, nil, "podman", "node-1", log), Log: log})
+		Runtime: kuberuntime.NewManager(kuberuntime.Config{Runtime: f, RuntimeName: "podman", Owner: "node-1", Log: log}), Log: log})
 	l.workers = newPodWorkers(ctx, &fakeSyncer{calls: make(chan call, 100)}, l.queue, time.Hour, time.Hour)
 	l.pods.set(&v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "desired", Name: "desired", Namespace: "ns"}})
 

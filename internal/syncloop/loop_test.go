@@ -41,7 +41,7 @@ func TestLoopEndToEnd(t *testing.T) {
 	})
 	loop := New(Config{
 		Updates: mux.Updates(), SourcesSeen: mux.SeenAllSources, PLEG: pl, Cache: cache,
-		Runtime: kuberuntime.NewManager(f, nil, "podman", "node-1", log), Status: sm,
+		Runtime: kuberuntime.NewManager(kuberuntime.Config{Runtime: f, RuntimeName: "podman", Owner: "node-1", Log: log}), Status: sm,
 		HostIPs: []string{"192.168.1.2"}, Log: log,
 	})
 	go pl.Run(ctx)
