@@ -80,6 +80,9 @@ func (l *Loop) orphans(desired map[types.UID]bool) []string {
 		if desired[types.UID(uid)] || l.workers.known(types.UID(uid)) {
 			continue
 		}
+		if l.cfg.InAPI != nil && l.cfg.InAPI(types.UID(uid)) {
+			continue
+		}
 		out = append(out, uid)
 	}
 	return out

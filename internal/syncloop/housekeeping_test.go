@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestHousekeepingWaitsForSources: backend objects of a pod no source holds
@@ -69,5 +70,31 @@ func TestHousekeepingWaitsForSources(t *testing.T) {
 	l.housekeeping(ctx)
 	if n := f.Calls("RemoveSandbox"); n != 1 {
 		t.Errorf("RemoveSandbox called %d times; a removal in flight must not be repeated", n)
+	}
+}
+
+// TestHousekeepingKeepsPodsTheAPIHolds: a pod no source holds yet, but the
+// API does (deleted while runlet was down, handed over late), is not an
+// orphan: its containers wait for their graceful stop.
+func TestHousekeepingKeepsPodsTheAPIHolds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	f := runtimefake.New()
+	if _, err := f.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: "late", Namespace: "ns", Name: "late"}); err != nil {
+		t.Fatal(err)
+	}
+	cache := pleg.NewCache()
+	pl := pleg.New(f, cache, time.Hour, log)
+	pl.Relist(ctx)
+	l := New(Config{SourcesSeen: func() bool { return true }, PLEG: pl, Cache: cache, Status: status.NewManager(),
+		Runtime: kuberuntime.NewManager(kuberuntime.Config{Runtime: f, RuntimeName: "podman", Owner: "node-1", Log: log}), Log: log,
+		InAPI: func(uid types.UID) bool { return uid == "late" }})
+	l.workers = newPodWorkers(ctx, &fakeSyncer{calls: make(chan call, 100)}, l.queue, time.Hour, time.Hour)
+	l.housekeeping(ctx)
+	time.Sleep(100 * time.Millisecond) // a removal would run off the loop's goroutine
+	if n := f.Calls("RemoveSandbox"); n != 0 {
+		t.Errorf("RemoveSandbox called %d times for a pod the API holds", n)
 	}
 }

@@ -37,6 +37,10 @@ type Config struct {
 	ResyncInterval time.Duration
 	// Mirror, if set, keeps the mirror pods of static pods; housekeeping feeds it.
 	Mirror MirrorPods
+	// InAPI, if set, reports a pod the API still holds for this node: its
+	// backend objects are never removed as an orphan's, whatever the sources
+	// say (a pod deleted while runlet was down is handed over late).
+	InAPI func(types.UID) bool
 }
 
 // Loop is the sync loop.

@@ -85,6 +85,11 @@ func (w *podWorkers) UpdatePod(pod *v1.Pod, typ UpdateType, graceOverride *int64
 	pw, ok := w.work[pod.UID]
 	if !ok {
 		pw = &podWork{updates: make(chan struct{}, 1), done: make(chan struct{})}
+		if podFinished(pod) {
+			// Taken on after a restart of runlet: it ended before, so it only
+			// needs whatever still runs stopped, never a container started.
+			pw.state = stateTerminating
+		}
 		w.work[pod.UID] = pw
 		go w.run(pod.UID, pw)
 	}
@@ -241,4 +246,9 @@ func (w *podWorkers) forget(desired map[types.UID]bool) []types.UID {
 		}
 	}
 	return gone
+}
+
+// podFinished reports a pod the API already holds as Succeeded or Failed.
+func podFinished(pod *v1.Pod) bool {
+	return pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed
 }
