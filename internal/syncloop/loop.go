@@ -76,6 +76,7 @@ func (l *Loop) Run(ctx context.Context) {
 	l.workers = newPodWorkers(ctx, l, l.queue, l.cfg.ResyncInterval, workerBackoff)
 	l.workers.changed = l.takeChanged
 	l.workers.afterSync = l.afterSync
+	l.workers.onRestart = l.forgetRun
 	syncTicker := time.NewTicker(syncPeriod)
 	defer syncTicker.Stop()
 	hk := time.NewTicker(housekeepingPeriod)
@@ -194,4 +195,10 @@ func (l *Loop) takeChanged(uid types.UID) bool {
 // without waiting for the next relist.
 func (l *Loop) afterSync(uid types.UID) {
 	l.cfg.PLEG.RefreshPod(string(uid))
+}
+
+// forgetRun drops what was kept of a pod's earlier run when it starts over.
+func (l *Loop) forgetRun(uid types.UID) {
+	l.cfg.Status.Delete(uid)
+	l.cfg.Runtime.Forget(string(uid))
 }
