@@ -21,10 +21,15 @@ func (p *Provider) Run(ctx context.Context, initialSync <-chan struct{}) {
 	}
 	p.awaitHandover(ctx)
 	p.markDirty()
+	reconcile := time.NewTicker(reconcilePeriod)
+	defer reconcile.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-reconcile.C:
+			p.reconcileStatuses()
+			continue
 		case <-p.dirty:
 		}
 		snap := p.snapshot()
@@ -122,4 +127,22 @@ func (p *Provider) HasAPIPod(uid types.UID) bool {
 		}
 	}
 	return false
+}
+
+// reconcilePeriod is how often statuses are compared with the API's, as the
+// kubelet's status manager does.
+const reconcilePeriod = 10 * time.Second
+
+// reconcileStatuses sends again the statuses the API does not show.
+func (p *Provider) reconcileStatuses() {
+	if p.cfg.APIPods == nil {
+		return
+	}
+	n := p.cfg.Status.Reconcile(func(pod *v1.Pod) (*v1.Pod, bool) {
+		cur, err := p.cfg.APIPods.Pods(pod.Namespace).Get(pod.Name)
+		return cur, err == nil && cur.UID == pod.UID
+	})
+	if n > 0 {
+		p.cfg.Log.WithField("pods", n).Info("statuses the API does not show are sent again")
+	}
 }
