@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // options are runlet's flags; names follow the kubelet's and virtual-kubelet's.
@@ -33,6 +34,9 @@ type options struct {
 	KubeAPIBurst      int
 	PodSyncWorkers    int
 	ShowVersion       bool
+	// ContainerLogMaxSize and ContainerLogMaxFiles are the kubelet's log rotation limits.
+	ContainerLogMaxSize  int64
+	ContainerLogMaxFiles int
 
 	// BootstrapServingCert is the kubelet's --rotate-server-certificates.
 	BootstrapServingCert bool
@@ -66,8 +70,18 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", 200, "burst to the apiserver")
 	fs.IntVar(&o.PodSyncWorkers, "pod-sync-workers", 10, "framework workers that hand pods to runlet")
 	fs.BoolVar(&o.ShowVersion, "version", false, "print the version and exit")
+	logMaxSize := fs.String("container-log-max-size", "10Mi", "size a container's log file may reach before it is rotated (a quantity: 10Mi, 1Gi)")
+	fs.IntVar(&o.ContainerLogMaxFiles, "container-log-max-files", 5, "log files a container may have, the live one included (at least 2)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	q, err := resource.ParseQuantity(*logMaxSize)
+	if err != nil || q.Value() <= 0 {
+		return nil, fmt.Errorf("--container-log-max-size %q is not a positive quantity", *logMaxSize)
+	}
+	o.ContainerLogMaxSize = q.Value()
+	if o.ContainerLogMaxFiles < 2 {
+		return nil, fmt.Errorf("--container-log-max-files must be at least 2, not %d", o.ContainerLogMaxFiles)
 	}
 	if o.NodeName == "" {
 		return nil, fmt.Errorf("--nodename is required")

@@ -13,6 +13,7 @@ import (
 	"github.com/runlet/runlet/internal/envvars"
 	"github.com/runlet/runlet/internal/kubeletserver"
 	"github.com/runlet/runlet/internal/kuberuntime"
+	"github.com/runlet/runlet/internal/logs"
 	"github.com/runlet/runlet/internal/mirror"
 	nodeinfo "github.com/runlet/runlet/internal/node"
 	"github.com/runlet/runlet/internal/pleg"
@@ -75,6 +76,12 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	defer stopEvents()
 	core := newCore(ctx, o, client, backend, host, recorder, nodeIP, log)
 
+	rotation, err := logs.New(logs.Config{Backend: backend, Running: core.runningContainers,
+		MaxSize: o.ContainerLogMaxSize, MaxFiles: o.ContainerLogMaxFiles, Log: log.WithField("component", "logs")})
+	if err != nil {
+		return err
+	}
+	go rotation.Run(ctx)
 	if o.MetricsAddr != "" {
 		go serveMetrics(ctx, o.MetricsAddr, log)
 	}
@@ -137,6 +144,19 @@ func (c *core) start(ctx context.Context) {
 	go c.mirror.Run(ctx)
 	go c.pleg.Run(ctx)
 	go c.loop.Run(ctx)
+}
+
+// runningContainers lists the containers that run now, from the PLEG's view.
+func (c *core) runningContainers() []string {
+	var out []string
+	for _, uid := range c.cache.UIDs() {
+		for _, ctr := range c.cache.Get(uid).Containers {
+			if ctr.State == runtime.ContainerRunning {
+				out = append(out, ctr.ID)
+			}
+		}
+	}
+	return out
 }
 
 // RuntimeStatus is the newest backend view of a pod, for the kubelet API.

@@ -195,3 +195,42 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestFollowAcrossRotation: a follower keeps going when the log is rotated
+// (renamed, then reopened by the runtime), and loses neither what reached
+// the old file late nor what the new file holds.
+func TestFollowAcrossRotation(t *testing.T) {
+	p := writeLog(t, "2026-11-30T11:59:58Z stdout F one\n")
+	var alive atomic.Bool
+	alive.Store(true)
+	var out syncBuf
+	done := make(chan error, 1)
+	go func() {
+		done <- Read(context.Background(), p, runtime.LogOptions{Follow: true, TailLines: -1}, &out, &out,
+			func(context.Context) bool { return alive.Load() })
+	}()
+	waitFor(t, func() bool { return out.String() == "one\n" })
+	old, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	if err := os.Rename(p, p+".20261130-120000"); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = old.WriteString("2026-11-30T11:59:59Z stdout F two\n") // before the runtime reopened
+	time.Sleep(3 * pollInterval)
+	if err := os.WriteFile(p, []byte("2026-11-30T12:00:00Z stdout F three\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return out.String() == "one\ntwo\nthree\n" })
+	alive.Store(false)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("follow ended with %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("following did not end after the container exited")
+	}
+}

@@ -31,7 +31,7 @@ func Read(ctx context.Context, path string, opts runtime.LogOptions, stdout, std
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { f.Close() }()
 	st, err := f.Stat()
 	if err != nil {
 		return err
@@ -43,7 +43,7 @@ func Read(ctx context.Context, path string, opts runtime.LogOptions, stdout, std
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
 		return err
 	}
-	r := &reader{br: bufio.NewReader(f), w: newWriter(stdout, stderr, opts), follow: opts.Follow, running: running, left: -1}
+	r := &reader{f: f, path: path, br: bufio.NewReader(f), w: newWriter(stdout, stderr, opts), follow: opts.Follow, running: running, left: -1}
 	if opts.TailLines >= 0 && !opts.Follow {
 		// Stop after the tailed lines even if the file grows meanwhile.
 		r.left = opts.TailLines
@@ -56,6 +56,10 @@ func Read(ctx context.Context, path string, opts runtime.LogOptions, stdout, std
 }
 
 type reader struct {
+	// f is the file being read; path names the log, which a rotation moves
+	// to another name while the runtime goes on in a new file at path.
+	f       *os.File
+	path    string
 	br      *bufio.Reader
 	w       *writer
 	follow  bool
@@ -83,6 +87,18 @@ func (r *reader) run(ctx context.Context) error {
 			// A last line without its newline is still shown, as the kubelet does.
 			return r.emit()
 		}
+		if next := r.rotatedTo(); next != nil {
+			// The old file is read to its end (the runtime may have written
+			// to it until it reopened the log), then the new one from the start.
+			if err := r.drain(ctx); err != nil {
+				next.Close()
+				return err
+			}
+			r.f.Close()
+			r.f = next
+			r.br.Reset(next)
+			continue
+		}
 		if time.Since(lastCheck) >= stateCheckPeriod {
 			lastCheck = time.Now()
 			if r.running != nil && !r.running(ctx) {
@@ -97,6 +113,46 @@ func (r *reader) run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// rotatedTo opens the file now at path when it is not the one being read:
+// the log was rotated. It returns nil otherwise, also between the rename and
+// the runtime's reopening, when path does not exist yet.
+func (r *reader) rotatedTo() *os.File {
+	st, err := os.Stat(r.path)
+	if err != nil {
+		return nil
+	}
+	if cur, err := r.f.Stat(); err != nil || os.SameFile(st, cur) {
+		return nil
+	}
+	next, err := os.Open(r.path)
+	if err != nil {
+		return nil
+	}
+	return next
+}
+
+// drain copies what is left of the current file.
+func (r *reader) drain(ctx context.Context) error {
+	for r.left != 0 && ctx.Err() == nil {
+		line, err := r.br.ReadBytes('\n')
+		r.pending = append(r.pending, line...)
+		if err != nil {
+			return ignoreEOF(err)
+		}
+		if err := r.emit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ignoreEOF(err error) error {
+	if err == io.EOF {
+		return nil
+	}
+	return err
 }
 
 // emit writes the pending line; malformed lines are skipped, as in the kubelet.

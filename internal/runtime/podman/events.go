@@ -95,7 +95,7 @@ func toEvent(e Event, start time.Time) (runtime.Event, bool) {
 		return runtime.Event{}, false
 	}
 	a := e.Actor.Attributes
-	if a[runtime.LabelManaged] != "true" || !slices.Contains(lifecycleActions, e.Action) {
+	if a[runtime.LabelManaged] != "true" || !slices.Contains(lifecycleActions, e.Action) || e.Actor.ID == "" {
 		return runtime.Event{}, false
 	}
 	return runtime.Event{PodUID: a[runtime.LabelPodUID], ContainerID: e.Actor.ID, Action: e.Action, Time: t}, true

@@ -21,6 +21,7 @@ type ctrDetail struct {
 	oomKilled         bool
 	errMsg            string
 	staticDir         string
+	logPath           string // k8s-file log on this host, if any
 }
 
 // ListContainers returns every runlet-managed container except the pods'
@@ -205,7 +206,7 @@ func (b *Backend) refine(ctx context.Context, lc ListContainer, c *runtime.Conta
 		return err
 	}
 	d := ctrDetail{key: detailKey(lc), started: ic.State.StartedAt, finished: ic.State.FinishedAt,
-		oomKilled: ic.State.OOMKilled, errMsg: ic.State.Error, staticDir: ic.StaticDir}
+		oomKilled: ic.State.OOMKilled, errMsg: ic.State.Error, staticDir: ic.StaticDir, logPath: logFilePath(ic)}
 	b.mu.Lock()
 	b.details[lc.ID] = d
 	b.mu.Unlock()

@@ -20,8 +20,8 @@ func (b *Backend) logFileLogs(ctx context.Context, id string, opts runtime.LogOp
 	if err != nil {
 		return false, nil
 	}
-	path := ic.HostConfig.LogConfig.Path
-	if ic.HostConfig.LogConfig.Type != "k8s-file" || path == "" {
+	path := logFilePath(ic)
+	if path == "" {
 		return false, nil
 	}
 	if _, err := os.Stat(path); err != nil {

@@ -1,0 +1,70 @@
+package podman
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// logFilePath is the container's k8s-file log, or "" for another driver.
+func logFilePath(ic InspectContainer) string {
+	if ic.HostConfig.LogConfig.Type != "k8s-file" {
+		return ""
+	}
+	return ic.HostConfig.LogConfig.Path
+}
+
+// ContainerLogPath is the container's log file, when runlet can reach it.
+func (b *Backend) ContainerLogPath(ctx context.Context, id string) (string, error) {
+	d, err := b.detail(ctx, id)
+	if err != nil || d.logPath == "" {
+		return "", err
+	}
+	if _, err := os.Stat(d.logPath); err != nil {
+		return "", nil // podman's storage is not visible here (runlet in a container)
+	}
+	return d.logPath, nil
+}
+
+// reopenLogMessage is conmon's control message "reopen the log files"
+// (type 2), which CRI-O's ReopenContainerLog sends the same way.
+const reopenLogMessage = "2 0 0\n"
+
+// ReopenContainerLog makes the container's conmon write to a new file at the
+// log's path, through the control FIFO in the container's bundle.
+func (b *Backend) ReopenContainerLog(ctx context.Context, id string) error {
+	d, err := b.detail(ctx, id)
+	if err != nil {
+		return err
+	}
+	if d.staticDir == "" {
+		return fmt.Errorf("container %s has no bundle directory", shortID(id))
+	}
+	// Non-blocking: with no conmon reading (it exited), opening fails at
+	// once instead of hanging.
+	f, err := os.OpenFile(filepath.Join(d.staticDir, "ctl"), os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return fmt.Errorf("conmon control of container %s: %w", shortID(id), err)
+	}
+	defer f.Close()
+	_, err = f.WriteString(reopenLogMessage)
+	return err
+}
+
+// detail is the cached inspect detail of a container, inspecting it when
+// the cache has none.
+func (b *Backend) detail(ctx context.Context, id string) (ctrDetail, error) {
+	b.mu.Lock()
+	d, ok := b.details[id]
+	b.mu.Unlock()
+	if ok {
+		return d, nil
+	}
+	ic, err := b.client.InspectContainer(ctx, id)
+	if err != nil {
+		return ctrDetail{}, wrapf(err, "inspecting container %s", shortID(id))
+	}
+	return ctrDetail{staticDir: ic.StaticDir, logPath: logFilePath(ic)}, nil
+}
