@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"time"
 
@@ -33,6 +34,13 @@ type options struct {
 	KubeAPIBurst      int
 	PodSyncWorkers    int
 	ShowVersion       bool
+
+	// ClusterDNS, ClusterDomain and ResolvConf are the kubelet's pod DNS flags.
+	ClusterDNS    []net.IP
+	ClusterDomain string
+	ResolvConf    string
+	// ImagePullTimeout bounds one image pull.
+	ImagePullTimeout time.Duration
 
 	// BootstrapServingCert is the kubelet's --rotate-server-certificates.
 	BootstrapServingCert bool
@@ -66,6 +74,10 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", 200, "burst to the apiserver")
 	fs.IntVar(&o.PodSyncWorkers, "pod-sync-workers", 10, "framework workers that hand pods to runlet")
 	fs.BoolVar(&o.ShowVersion, "version", false, "print the version and exit")
+	fs.IPSliceVar(&o.ClusterDNS, "cluster-dns", nil, "IP addresses of the cluster DNS servers (comma-separated or repeated); ClusterFirst pods get them as their nameservers")
+	fs.StringVar(&o.ClusterDomain, "cluster-domain", "", "domain of the cluster (e.g. cluster.local); pods search <ns>.svc.<domain>, svc.<domain> and <domain>")
+	fs.StringVar(&o.ResolvConf, "resolv-conf", "/etc/resolv.conf", "resolver configuration file that pods' DNS settings start from; empty: none (nameserver 127.0.0.1)")
+	fs.DurationVar(&o.ImagePullTimeout, "image-pull-timeout", 10*time.Minute, "how long one image pull may take before it is cancelled")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
