@@ -84,9 +84,9 @@ func newImageManager(t *testing.T, r *registry) (*Manager, *record.FakeRecorder)
 		Dirs: poddir.New(t.TempDir())}), rec
 }
 
-// events drains the recorder, leaving out MissingClusterDNS (the test
+// imageEvents drains the recorder, leaving out MissingClusterDNS (the test
 // manager has no --cluster-dns, and the test pods ClusterFirst).
-func events(rec *record.FakeRecorder) []string {
+func imageEvents(rec *record.FakeRecorder) []string {
 	var out []string
 	for {
 		select {
@@ -139,7 +139,7 @@ func TestSlowPullHoldsNoStartTurn(t *testing.T) {
 	// Every slow pod is waiting for the pull: more than there are turns.
 	var seen []string
 	eventually(t, "every pod to pull", func() bool {
-		seen = append(seen, events(rec)...)
+		seen = append(seen, imageEvents(rec)...)
 		return strings.Count(strings.Join(seen, "\n"), "Normal Pulling") == parallelPodStarts+1
 	})
 	fast := podWithImage("fast", "img:1")
@@ -169,7 +169,7 @@ func TestSlowPullHoldsNoStartTurn(t *testing.T) {
 	}
 	pulled := regexp.MustCompile(`^Normal Pulled Successfully pulled image "reg.example/app:1" in \d+(\.\d+)?(ms|s|µs) \(\d+(\.\d+)?(ms|s|µs) including waiting\)\. Image size: 4096 bytes\.$`)
 	var pulling, success int
-	for _, e := range append(seen, events(rec)...) {
+	for _, e := range append(seen, imageEvents(rec)...) {
 		switch {
 		case e == `Normal Pulling Pulling image "reg.example/app:1"`:
 			pulling++
@@ -203,7 +203,7 @@ func TestPullFailureEvents(t *testing.T) {
 		`Warning Failed Failed to pull image "reg.example/private:1": unauthorized: authentication required`,
 		`Warning Failed Error: ErrImagePull`,
 	}
-	if got := events(rec); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := imageEvents(rec); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("events\n%q\nwant\n%q", got, want)
 	}
 	sb := m.rt.(*registry).Sandboxes()
@@ -216,14 +216,14 @@ func TestPullFailureEvents(t *testing.T) {
 		t.Errorf("waiting = %+v", w)
 	}
 	want = []string{`Normal BackOff Back-off pulling image "reg.example/private:1"`, `Warning Failed Error: ImagePullBackOff`}
-	if got := events(rec); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := imageEvents(rec); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("events\n%q\nwant\n%q", got, want)
 	}
 }
 
-type secrets map[string]*v1.Secret
+type pullSecretMap map[string]*v1.Secret
 
-func (s secrets) Secret(ns, name string) (*v1.Secret, error) {
+func (s pullSecretMap) Secret(ns, name string) (*v1.Secret, error) {
 	if sec, ok := s[ns+"/"+name]; ok {
 		return sec, nil
 	}
@@ -236,7 +236,7 @@ func TestPullUsesPodSecrets(t *testing.T) {
 	r := newRegistry()
 	close(r.release)
 	m, _ := newImageManager(t, r)
-	m.SetPullSecrets(secrets{"ns/creds": {Type: v1.SecretTypeDockerConfigJson, Data: map[string][]byte{
+	m.SetPullSecrets(pullSecretMap{"ns/creds": {Type: v1.SecretTypeDockerConfigJson, Data: map[string][]byte{
 		v1.DockerConfigJsonKey: []byte(`{"auths":{"reg.example":{"username":"alice","password":"s3cret"}}}`)}}})
 	pod := podWithImage("p1", "reg.example/private:1")
 	pod.Spec.ImagePullSecrets = []v1.LocalObjectReference{{Name: "missing"}, {Name: "creds"}}
@@ -269,7 +269,7 @@ func TestPullCancelledWithItsPod(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the sync did not end with its context")
 	}
-	for _, e := range events(rec) {
+	for _, e := range imageEvents(rec) {
 		if strings.HasPrefix(e, "Warning") {
 			t.Errorf("event %q for a pull cancelled with its pod", e)
 		}
@@ -289,7 +289,7 @@ func TestImageNeverAndInvalid(t *testing.T) {
 	if w := m.Waiting("p1")["c"]; w.Reason != "ErrImageNeverPull" || w.Message != `Container image "reg.example/absent:1" is not present with pull policy of Never` {
 		t.Errorf("waiting = %+v", w)
 	}
-	if got := events(rec); len(got) != 2 || got[0] != `Warning ErrImageNeverPull Container image "reg.example/absent:1" is not present with pull policy of Never` {
+	if got := imageEvents(rec); len(got) != 2 || got[0] != `Warning ErrImageNeverPull Container image "reg.example/absent:1" is not present with pull policy of Never` {
 		t.Errorf("events %q", got)
 	}
 	pod = podWithImage("p2", "Bad:Name")
