@@ -122,9 +122,16 @@ func (m *Manager) imageSize(ctx context.Context, image string) uint64 {
 	return size
 }
 
+// pullPolicy is the container's pull policy (defaulted as the API server
+// does when it is unset). Images named localhost/... are this machine's own
+// (built or loaded here, the podman convention): there is nothing to pull
+// them from, so Always looks for them as IfNotPresent does.
 func pullPolicy(c *v1.Container) runtime.PullPolicy {
 	switch c.ImagePullPolicy {
 	case v1.PullAlways:
+		if strings.HasPrefix(c.Image, "localhost/") {
+			return runtime.PullIfNotPresent
+		}
 		return runtime.PullAlways
 	case v1.PullNever:
 		return runtime.PullNever
@@ -132,6 +139,9 @@ func pullPolicy(c *v1.Container) runtime.PullPolicy {
 		return runtime.PullIfNotPresent
 	}
 	if strings.HasSuffix(c.Image, ":latest") || !strings.Contains(lastSegment(c.Image), ":") {
+		if strings.HasPrefix(c.Image, "localhost/") {
+			return runtime.PullIfNotPresent
+		}
 		return runtime.PullAlways
 	}
 	return runtime.PullIfNotPresent

@@ -301,3 +301,28 @@ func TestImageNeverAndInvalid(t *testing.T) {
 		t.Error("pulled anyway")
 	}
 }
+
+func TestPullPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		image  string
+		policy v1.PullPolicy
+		want   runtime.PullPolicy
+	}{
+		{"busybox", "", runtime.PullAlways},
+		{"busybox:latest", "", runtime.PullAlways},
+		{"busybox:1.37", "", runtime.PullIfNotPresent},
+		{"reg.example:5000/app", "", runtime.PullAlways},
+		{"reg.example:5000/app:2", "", runtime.PullIfNotPresent},
+		{"busybox:1.37", v1.PullAlways, runtime.PullAlways},
+		{"busybox", v1.PullNever, runtime.PullNever},
+		// this machine's own images have nowhere to be pulled from
+		{"localhost/runlet/busybox:latest", "", runtime.PullIfNotPresent},
+		{"localhost/runlet/busybox:latest", v1.PullAlways, runtime.PullIfNotPresent},
+		{"localhost/runlet/busybox:latest", v1.PullNever, runtime.PullNever},
+		{"localhost:5000/pause:testing", v1.PullAlways, runtime.PullAlways},
+	} {
+		if got := pullPolicy(&v1.Container{Image: tc.image, ImagePullPolicy: tc.policy}); got != tc.want {
+			t.Errorf("%s %q: %s; want %s", tc.image, tc.policy, got, tc.want)
+		}
+	}
+}
