@@ -15,7 +15,6 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 )
@@ -56,86 +55,29 @@ type StaticPods interface {
 type Provider struct {
 	cfg Config
 
-	mu   sync.Mutex
-	pods map[string]*v1.Pod // namespace/name -> pod as the framework handed it
-	// forced holds pods force-deleted in the API, sent once as deleted.
-	forced map[string]types.UID
-	dirty  chan struct{}
+	mu    sync.Mutex
+	set   podStore
+	dirty chan struct{}
 }
 
 // New returns a provider; Run must be started to feed the source.
 func New(cfg Config) *Provider {
-	return &Provider{cfg: cfg, pods: map[string]*v1.Pod{}, forced: map[string]types.UID{}, dirty: make(chan struct{}, 1)}
+	return &Provider{cfg: cfg, set: newPodStore(), dirty: make(chan struct{}, 1)}
 }
 
-// Run sends a snapshot to the api source whenever the pod set changed, and
-// an initial empty one so the source counts as seen once the framework's
-// caches have been handed over.
-func (p *Provider) Run(ctx context.Context, initialSync <-chan struct{}) {
-	select {
-	case <-ctx.Done():
-		return
-	case <-initialSync:
-	}
-	p.awaitHandover(ctx)
-	p.markDirty()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-p.dirty:
-		}
-		snap := p.snapshot()
-		select {
-		case <-ctx.Done():
-			return
-		case p.cfg.Source <- snap:
-		}
-		p.dropForced(snap)
-	}
-}
-
-// forget takes a pod that left the API out of the source. One that left
-// without a graceful delete was force-deleted: it is first sent once more as
-// deleted with grace 0, so its containers are killed at once rather than
-// after the spec's grace period, then dropped (REMOVE).
-func (p *Provider) forget(k string, cur *v1.Pod) {
-	if cur.DeletionTimestamp != nil {
-		delete(p.pods, k)
-		p.markDirty()
-		return
-	}
-	next := cur.DeepCopy()
-	now, zero := metav1.NewTime(time.Now()), int64(0)
-	next.DeletionTimestamp, next.DeletionGracePeriodSeconds = &now, &zero
-	p.pods[k] = next
-	p.forced[k] = next.UID
-	p.markDirty()
-}
-
-// dropForced removes force-deleted pods once a snapshot carried their
-// deletion, so the next snapshot sends the REMOVE.
+// dropForced drops force-deleted pods whose deletion a snapshot carried.
 func (p *Provider) dropForced(sent []*v1.Pod) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, pod := range sent {
-		k := key(pod.Namespace, pod.Name)
-		if uid, ok := p.forced[k]; ok && uid == pod.UID {
-			delete(p.forced, k)
-			delete(p.pods, k)
-			p.markDirty()
-		}
+	if p.set.dropForced(sent) {
+		p.markDirty()
 	}
 }
 
 func (p *Provider) snapshot() []*v1.Pod {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]*v1.Pod, 0, len(p.pods))
-	for _, pod := range p.pods {
-		out = append(out, pod)
-	}
-	return out
+	return p.set.snapshot()
 }
 
 func (p *Provider) markDirty() {
@@ -151,23 +93,28 @@ func key(ns, name string) string { return ns + "/" + name }
 func (p *Provider) CreatePod(ctx context.Context, pod *v1.Pod) error {
 	_, span := telemetry.StartPodSpan(ctx, "provider.CreatePod", pod)
 	defer span.End()
-	return p.store(pod)
+	return p.hand(pod)
 }
 
 // UpdatePod hands a changed pod to the api source.
 func (p *Provider) UpdatePod(ctx context.Context, pod *v1.Pod) error {
 	_, span := telemetry.StartPodSpan(ctx, "provider.UpdatePod", pod)
 	defer span.End()
-	return p.store(pod)
+	return p.hand(pod)
 }
 
-func (p *Provider) store(pod *v1.Pod) error {
+func (p *Provider) hand(pod *v1.Pod) error {
 	if podconfig.IsMirror(pod) {
 		// A mirror pod stands for a static pod runlet already runs.
 		return nil
 	}
 	p.mu.Lock()
-	p.pods[key(pod.Namespace, pod.Name)] = pod.DeepCopy()
+	// An older pod under the same name has left the API: the framework
+	// hands over the pod that replaced it and never deletes the old one.
+	for _, old := range p.set.others(pod) {
+		p.set.forget(old)
+	}
+	p.set.pods[pod.UID] = pod.DeepCopy()
 	p.mu.Unlock()
 	p.markDirty()
 	return nil
@@ -183,20 +130,20 @@ func (p *Provider) DeletePod(ctx context.Context, pod *v1.Pod) error {
 		// manager recreates the mirror instead, as the kubelet does.
 		return nil
 	}
-	k := key(pod.Namespace, pod.Name)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	cur, ok := p.pods[k]
+	cur, ok := p.held(pod)
 	if !ok && pod.UID != "" && p.inAPI(pod) {
 		// Deleted in the API before it was handed over (e.g. during a
 		// restart of runlet): take it on so its containers stop gracefully.
 		cur, ok = pod.DeepCopy(), true
 	}
-	if !ok || (pod.UID != "" && cur.UID != pod.UID) {
-		return errdefs.NotFoundf("pod %s is not known to runlet", k)
+	if !ok {
+		return errdefs.NotFoundf("pod %s is not known to runlet", key(pod.Namespace, pod.Name))
 	}
 	if !p.inAPI(cur) {
-		p.forget(k, cur)
+		p.set.forget(cur)
+		p.markDirty()
 		return nil
 	}
 	next := cur.DeepCopy()
@@ -207,9 +154,19 @@ func (p *Provider) DeletePod(ctx context.Context, pod *v1.Pod) error {
 		now := metav1.NewTime(time.Now())
 		next.DeletionTimestamp = &now
 	}
-	p.pods[k] = next
+	p.set.pods[next.UID] = next
 	p.markDirty()
 	return nil
+}
+
+// held finds the pod the framework means: by UID when it gives one, else
+// the newest held under the name.
+func (p *Provider) held(pod *v1.Pod) (*v1.Pod, bool) {
+	if pod.UID != "" {
+		cur, ok := p.set.pods[pod.UID]
+		return cur, ok
+	}
+	return p.set.byName(pod.Namespace, pod.Name)
 }
 
 func (p *Provider) inAPI(pod *v1.Pod) bool {
@@ -220,20 +177,36 @@ func (p *Provider) inAPI(pod *v1.Pod) bool {
 	return err == nil && cur.UID == pod.UID
 }
 
-// GetPod returns the pod with its newest status.
+// GetPod returns the pod with its newest status. The framework names pods
+// by namespace/name only; when the API holds a pod under that name, only
+// that very pod (its UID) is returned, so a pod re-created under the name
+// of one runlet still stops is handed over rather than taken for the old.
 func (p *Provider) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
 	p.mu.Lock()
-	pod, ok := p.pods[key(namespace, name)]
+	pod, ok := p.lookup(namespace, name)
 	p.mu.Unlock()
 	if !ok {
 		return nil, errdefs.NotFoundf("pod %s/%s is not known to runlet", namespace, name)
 	}
-	if st, ok := p.cfg.Status.GetPod(pod.UID); ok {
-		out := pod.DeepCopy()
-		out.Status = st.Status
-		return out, nil
+	return p.withStatus(pod), nil
+}
+
+func (p *Provider) lookup(namespace, name string) (*v1.Pod, bool) {
+	if p.cfg.APIPods != nil {
+		if cur, err := p.cfg.APIPods.Pods(namespace).Get(name); err == nil {
+			pod, ok := p.set.pods[cur.UID]
+			return pod, ok
+		}
 	}
-	return pod.DeepCopy(), nil
+	return p.set.byName(namespace, name)
+}
+
+func (p *Provider) withStatus(pod *v1.Pod) *v1.Pod {
+	out := pod.DeepCopy()
+	if st, ok := p.cfg.Status.GetPod(pod.UID); ok {
+		out.Status = st.Status
+	}
+	return out
 }
 
 // GetPodStatus returns the pod's newest status.
@@ -250,10 +223,7 @@ func (p *Provider) GetPodStatus(ctx context.Context, namespace, name string) (*v
 func (p *Provider) GetPods(ctx context.Context) ([]*v1.Pod, error) {
 	var out []*v1.Pod
 	for _, pod := range p.snapshot() {
-		got, err := p.GetPod(ctx, pod.Namespace, pod.Name)
-		if err == nil {
-			out = append(out, got)
-		}
+		out = append(out, p.withStatus(pod))
 	}
 	return out, nil
 }
@@ -268,54 +238,11 @@ func (p *Provider) NotifyPods(ctx context.Context, cb func(*v1.Pod)) {
 			return
 		}
 		p.mu.Lock()
-		cur, ok := p.pods[key(pod.Namespace, pod.Name)]
+		_, ok := p.set.pods[pod.UID]
 		p.mu.Unlock()
-		if ok && cur.UID == pod.UID {
+		if ok {
 			p.cfg.Log.WithFields(logrus.Fields{"pod": key(pod.Namespace, pod.Name), "phase": pod.Status.Phase}).Debug("status to the API")
 			cb(pod)
 		}
 	})
-}
-
-// handoverTimeout bounds how long the first snapshot waits for the framework
-// to hand over the pods it already knows (it skips pods it cannot prepare).
-const handoverTimeout = 30 * time.Second
-
-// awaitHandover waits until every live pod of the node in the API has reached
-// CreatePod, so the api source is not "seen" with pods still missing: that
-// would let housekeeping remove containers of pods that merely came late.
-func (p *Provider) awaitHandover(ctx context.Context) {
-	deadline := time.Now().Add(handoverTimeout)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if p.missing() == 0 {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if n := p.missing(); n > 0 {
-		p.cfg.Log.WithField("pods", n).Warn("some pods of this node were not handed over in time; continuing")
-	}
-}
-
-func (p *Provider) missing() int {
-	if p.cfg.APIPods == nil {
-		return 0
-	}
-	pods, err := p.cfg.APIPods.List(labels.Everything())
-	if err != nil {
-		return 0
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, pod := range pods {
-		if podconfig.IsMirror(pod) || pod.DeletionTimestamp != nil ||
-			pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
-			continue
-		}
-		if cur, ok := p.pods[key(pod.Namespace, pod.Name)]; !ok || cur.UID != pod.UID {
-			n++
-		}
-	}
-	return n
 }

@@ -220,3 +220,64 @@ func TestRunWaitsForHandover(t *testing.T) {
 		t.Fatal("no snapshot")
 	}
 }
+
+// TestPodReplacedUnderSameName: the framework names pods by namespace/name
+// and hands over a pod only when GetPod does not return an equal one. A pod
+// re-created with the same spec (StatefulSets, replace --force) while runlet
+// still holds the old one must be handed over, and the old one stopped.
+func TestPodReplacedUnderSameName(t *testing.T) {
+	ctx := context.Background()
+	old, replacement := ppod("web-0", "old"), ppod("web-0", "new")
+	f := newFixture(t, old)
+	if err := f.p.CreatePod(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.api.Update(replacement); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := f.p.GetPod(ctx, "ns", "web-0"); !errdefs.IsNotFound(err) {
+		t.Fatalf("GetPod = %v, %v; want NotFound while the API holds a pod runlet was not handed", got.UID, err)
+	}
+	if err := f.p.CreatePod(ctx, replacement); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := f.p.GetPod(ctx, "ns", "web-0"); err != nil || got.UID != "new" {
+		t.Fatalf("GetPod = %v, %v; want the replacement", got, err)
+	}
+	byUID := map[types.UID]*v1.Pod{}
+	for _, p := range f.p.snapshot() {
+		byUID[p.UID] = p
+	}
+	if o := byUID["old"]; o == nil || o.DeletionGracePeriodSeconds == nil || *o.DeletionGracePeriodSeconds != 0 {
+		t.Fatalf("old pod = %+v; want it sent once as deleted with grace 0", o)
+	}
+	f.p.dropForced(f.p.snapshot())
+	if snap := f.p.snapshot(); len(snap) != 1 || snap[0].UID != "new" {
+		t.Errorf("snapshot after the old pod's deletion was sent = %d pods; want the replacement only", len(snap))
+	}
+}
+
+// TestFinishedPodsAdopted: pods that ended before runlet started are never
+// handed over by the framework; runlet takes them on so their containers and
+// logs stay until the pods are deleted.
+func TestFinishedPodsAdopted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := ppod("job", "uj")
+	done.Status.Phase = v1.PodSucceeded
+	f := newFixture(t, done)
+	initial := make(chan struct{})
+	go f.p.Run(ctx, initial)
+	close(initial)
+	select {
+	case snap := <-f.source:
+		if len(snap) != 1 || snap[0].UID != "uj" || snap[0].Status.Phase != v1.PodSucceeded {
+			t.Errorf("first snapshot = %v; want the finished pod with its API status", snap)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no snapshot")
+	}
+	if !f.p.HasAPIPod("uj") || f.p.HasAPIPod("other") {
+		t.Error("HasAPIPod does not answer from the API's view")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/runlet/runlet/internal/envvars"
 	"github.com/runlet/runlet/internal/kubeletserver"
@@ -90,6 +91,8 @@ type core struct {
 	backend runtime.Runtime
 	runtime *kuberuntime.Manager
 	mirror  *mirror.Manager
+	// provider exists only once the framework built the node.
+	provider atomic.Pointer[provider.Provider]
 }
 
 func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry) *core {
@@ -118,8 +121,16 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 		MaxPods:     o.MaxPods,
 		Log:         log.WithField("component", "syncloop"),
 		Mirror:      c.mirror,
+		InAPI:       c.inAPI,
 	})
 	return c
+}
+
+// inAPI reports a pod the API holds for the node; before the framework is up
+// nothing is known, so nothing counts as an orphan's yet either.
+func (c *core) inAPI(uid types.UID) bool {
+	p := c.provider.Load()
+	return p == nil || p.HasAPIPod(uid)
 }
 
 func (c *core) start(ctx context.Context) {
@@ -153,6 +164,7 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 			Stats: newStats(o, c),
 		})
 		apiPods = pc.Pods
+		c.provider.Store(prov)
 		c.mirror.SetPodLister(pc.Pods)
 		objs := &envvars.APIObjects{
 			ConfigMapLister: pc.ConfigMaps, SecretLister: pc.Secrets, ServiceLister: pc.Services, Client: client,

@@ -31,19 +31,35 @@ func (l *Loop) housekeeping(ctx context.Context) {
 	l.cfg.Runtime.GC()
 }
 
-// orphanRetry is how long a removal in flight (or just done, until the next
-// relist shows it) keeps an orphan from being removed again.
+// orphanRetry is how long a finished removal (until the next relist shows
+// it) keeps an orphan from being removed again.
 const orphanRetry = 10 * time.Second
+
+// maxOrphanRemovals bounds the removals in flight: a podman that hangs must
+// not collect a goroutine per orphan and housekeeping round.
+const maxOrphanRemovals = 4
+
+// removal is an orphan's removal: in flight until done is set.
+type removal struct {
+	done time.Time
+}
 
 // removeOrphan removes a pod's backend objects off the loop's goroutine, so
 // a mass deletion does not stall config updates and lifecycle events.
 func (l *Loop) removeOrphan(ctx context.Context, uid string) {
 	l.removingMu.Lock()
-	if t, ok := l.removing[uid]; ok && time.Since(t) < orphanRetry {
+	r, ok := l.removing[uid]
+	inFlight := 0
+	for _, o := range l.removing {
+		if o.done.IsZero() {
+			inFlight++
+		}
+	}
+	if (ok && (r.done.IsZero() || time.Since(r.done) < orphanRetry)) || inFlight >= maxOrphanRemovals {
 		l.removingMu.Unlock()
 		return
 	}
-	l.removing[uid] = time.Now()
+	l.removing[uid] = &removal{}
 	l.removingMu.Unlock()
 	ps := l.cfg.Cache.Get(uid)
 	go func() {
@@ -51,16 +67,19 @@ func (l *Loop) removeOrphan(ctx context.Context, uid string) {
 		if err := l.cfg.Runtime.RemovePod(ctx, ps); err != nil {
 			l.log.WithError(err).WithField("podUID", uid).Warn("removing orphaned pod failed")
 		}
+		l.removingMu.Lock()
+		l.removing[uid].done = time.Now()
+		l.removingMu.Unlock()
 		l.cfg.PLEG.RefreshPod(uid)
 	}()
 }
 
-// pruneRemoving forgets removals the cache no longer shows.
+// pruneRemoving forgets finished removals the cache no longer shows.
 func (l *Loop) pruneRemoving(inCache map[string]bool) {
 	l.removingMu.Lock()
 	defer l.removingMu.Unlock()
-	for uid := range l.removing {
-		if !inCache[uid] {
+	for uid, r := range l.removing {
+		if !inCache[uid] && !r.done.IsZero() {
 			delete(l.removing, uid)
 		}
 	}
@@ -78,6 +97,9 @@ func (l *Loop) orphans(desired map[types.UID]bool) []string {
 	l.pruneRemoving(inCache)
 	for _, uid := range uids {
 		if desired[types.UID(uid)] || l.workers.known(types.UID(uid)) {
+			continue
+		}
+		if l.cfg.InAPI != nil && l.cfg.InAPI(types.UID(uid)) {
 			continue
 		}
 		out = append(out, uid)

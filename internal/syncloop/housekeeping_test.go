@@ -2,7 +2,9 @@ package syncloop
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestHousekeepingWaitsForSources: backend objects of a pod no source holds
@@ -69,5 +72,88 @@ func TestHousekeepingWaitsForSources(t *testing.T) {
 	l.housekeeping(ctx)
 	if n := f.Calls("RemoveSandbox"); n != 1 {
 		t.Errorf("RemoveSandbox called %d times; a removal in flight must not be repeated", n)
+	}
+}
+
+// TestHousekeepingKeepsPodsTheAPIHolds: a pod no source holds yet, but the
+// API does (deleted while runlet was down, handed over late), is not an
+// orphan: its containers wait for their graceful stop.
+func TestHousekeepingKeepsPodsTheAPIHolds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	f := runtimefake.New()
+	if _, err := f.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: "late", Namespace: "ns", Name: "late"}); err != nil {
+		t.Fatal(err)
+	}
+	cache := pleg.NewCache()
+	pl := pleg.New(f, cache, time.Hour, log)
+	pl.Relist(ctx)
+	l := New(Config{SourcesSeen: func() bool { return true }, PLEG: pl, Cache: cache, Status: status.NewManager(),
+		Runtime: kuberuntime.NewManager(kuberuntime.Config{Runtime: f, RuntimeName: "podman", Owner: "node-1", Log: log}), Log: log,
+		InAPI: func(uid types.UID) bool { return uid == "late" }})
+	l.workers = newPodWorkers(ctx, &fakeSyncer{calls: make(chan call, 100)}, l.queue, time.Hour, time.Hour)
+	l.housekeeping(ctx)
+	time.Sleep(100 * time.Millisecond) // a removal would run off the loop's goroutine
+	if n := f.Calls("RemoveSandbox"); n != 0 {
+		t.Errorf("RemoveSandbox called %d times for a pod the API holds", n)
+	}
+}
+
+// hangingRemovals is a backend whose pod removals hang until released.
+type hangingRemovals struct {
+	*runtimefake.Fake
+	release  chan struct{}
+	inFlight atomic.Int32
+	most     atomic.Int32
+}
+
+func (h *hangingRemovals) RemoveSandbox(ctx context.Context, id string) error {
+	n := h.inFlight.Add(1)
+	for m := h.most.Load(); n > m && !h.most.CompareAndSwap(m, n); m = h.most.Load() {
+	}
+	defer h.inFlight.Add(-1)
+	<-h.release
+	return h.Fake.RemoveSandbox(ctx, id)
+}
+
+// TestOrphanRemovalsBounded: while podman hangs, housekeeping rounds do not
+// pile up removals: one per orphan at most, and a few in all.
+func TestOrphanRemovalsBounded(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	h := &hangingRemovals{Fake: runtimefake.New(), release: make(chan struct{})}
+	for i := 0; i < 10; i++ {
+		uid := fmt.Sprintf("orphan-%d", i)
+		if _, err := h.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: uid, Namespace: "ns", Name: uid}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache := pleg.NewCache()
+	pl := pleg.New(h, cache, time.Hour, log)
+	pl.Relist(ctx)
+	l := New(Config{SourcesSeen: func() bool { return true }, PLEG: pl, Cache: cache, Status: status.NewManager(),
+		Runtime: kuberuntime.NewManager(kuberuntime.Config{Runtime: h, RuntimeName: "podman", Owner: "node-1", Log: log}), Log: log})
+	l.workers = newPodWorkers(ctx, &fakeSyncer{calls: make(chan call, 100)}, l.queue, time.Hour, time.Hour)
+	for round := 0; round < 20; round++ {
+		l.housekeeping(ctx)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got := h.most.Load(); got > maxOrphanRemovals {
+		t.Errorf("%d removals in flight at once; want at most %d", got, maxOrphanRemovals)
+	}
+	if got := h.Calls("RemoveSandbox"); got != 0 {
+		t.Errorf("a hanging removal completed: %d", got)
+	}
+	close(h.release)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(h.Sandboxes()) > 10-maxOrphanRemovals && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := len(h.Sandboxes()); n != 10-maxOrphanRemovals {
+		t.Errorf("%d sandboxes left after the first removals finished; want %d", n, 10-maxOrphanRemovals)
 	}
 }

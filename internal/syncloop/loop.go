@@ -37,6 +37,10 @@ type Config struct {
 	ResyncInterval time.Duration
 	// Mirror, if set, keeps the mirror pods of static pods; housekeeping feeds it.
 	Mirror MirrorPods
+	// InAPI, if set, reports a pod the API still holds for this node: its
+	// backend objects are never removed as an orphan's, whatever the sources
+	// say (a pod deleted while runlet was down is handed over late).
+	InAPI func(types.UID) bool
 }
 
 // Loop is the sync loop.
@@ -48,9 +52,11 @@ type Loop struct {
 	log     logrus.FieldLogger
 	// changed holds pods whose last sync touched the backend.
 	changed sync.Map
-	// removing holds orphans whose removal was started, and when.
+	// removing holds orphans whose removal was started.
 	removingMu sync.Mutex
-	removing   map[string]time.Time
+	removing   map[string]*removal
+	// rejected holds pods refused at admission until they leave their source.
+	rejected map[types.UID]struct{}
 }
 
 const (
@@ -64,7 +70,7 @@ func New(cfg Config) *Loop {
 	if cfg.ResyncInterval == 0 {
 		cfg.ResyncInterval = time.Minute
 	}
-	return &Loop{cfg: cfg, pods: newPodManager(), queue: newWorkQueue(), log: cfg.Log, removing: map[string]time.Time{}}
+	return &Loop{cfg: cfg, pods: newPodManager(), queue: newWorkQueue(), log: cfg.Log, removing: map[string]*removal{}, rejected: map[types.UID]struct{}{}}
 }
 
 // Run blocks until ctx ends.
@@ -72,6 +78,7 @@ func (l *Loop) Run(ctx context.Context) {
 	l.workers = newPodWorkers(ctx, l, l.queue, l.cfg.ResyncInterval, workerBackoff)
 	l.workers.changed = l.takeChanged
 	l.workers.afterSync = l.afterSync
+	l.workers.onRestart = l.forgetRun
 	syncTicker := time.NewTicker(syncPeriod)
 	defer syncTicker.Stop()
 	hk := time.NewTicker(housekeepingPeriod)
@@ -101,9 +108,15 @@ func (l *Loop) handleUpdate(u podconfig.PodUpdate) {
 		case podconfig.ADD:
 			l.handleAdd(p)
 		case podconfig.UPDATE, podconfig.DELETE:
+			if l.isRejected(p.UID) {
+				continue
+			}
 			l.pods.set(p)
 			l.workers.UpdatePod(p, SyncPodUpdate, nil)
 		case podconfig.REMOVE:
+			if l.forgetRejected(p.UID) {
+				continue
+			}
 			l.pods.remove(p.UID)
 			l.workers.UpdatePod(p, SyncPodKill, nil)
 		case podconfig.RECONCILE:
@@ -140,8 +153,11 @@ func (l *Loop) activePods() int {
 	return n
 }
 
-// reject fails a pod the node cannot admit, with an event.
+// reject fails a pod the node cannot admit, with an event. The pod never
+// runs: later updates of it are ignored, and its status is dropped when it
+// leaves its source.
 func (l *Loop) reject(p *v1.Pod, reason, msg string) {
+	l.rejected[p.UID] = struct{}{}
 	if l.cfg.Recorder != nil {
 		l.cfg.Recorder.Event(p, v1.EventTypeWarning, reason, msg)
 	}
@@ -190,4 +206,25 @@ func (l *Loop) takeChanged(uid types.UID) bool {
 // without waiting for the next relist.
 func (l *Loop) afterSync(uid types.UID) {
 	l.cfg.PLEG.RefreshPod(string(uid))
+}
+
+// forgetRun drops what was kept of a pod's earlier run when it starts over.
+func (l *Loop) forgetRun(uid types.UID) {
+	l.cfg.Status.Delete(uid)
+	l.cfg.Runtime.Forget(string(uid))
+}
+
+func (l *Loop) isRejected(uid types.UID) bool {
+	_, ok := l.rejected[uid]
+	return ok
+}
+
+// forgetRejected drops a rejected pod that left its source, and its status.
+func (l *Loop) forgetRejected(uid types.UID) bool {
+	if !l.isRejected(uid) {
+		return false
+	}
+	delete(l.rejected, uid)
+	l.cfg.Status.Delete(uid)
+	return true
 }

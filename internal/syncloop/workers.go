@@ -52,8 +52,12 @@ type podWork struct {
 	// held waiting for a listing only because it was synced a moment ago.
 	lastChange time.Time
 	finished   bool
-	removed    bool
-	done       chan struct{}
+	// removed: the pod left its source (REMOVE). restart: it came back under
+	// the same UID, as a static pod does when its manifest returns; it runs
+	// again once its earlier self has stopped, as on the kubelet.
+	removed bool
+	restart bool
+	done    chan struct{}
 	// ctx is what the pod's steps run under; cancel ends it when the pod
 	// is to be terminated, so a sync stuck in a long call (an image pull)
 	// gives way at once, as the kubelet's pod workers do.
@@ -77,6 +81,9 @@ type podWorkers struct {
 	// afterSync runs once a step that changed the backend is recorded; the
 	// loop uses it to ask for a view that is sure to begin after lastChange.
 	afterSync func(types.UID)
+	// onRestart runs when a stopped pod starts over under the same UID: what
+	// was kept of its earlier run (its final status) must go.
+	onRestart func(types.UID)
 }
 
 func newPodWorkers(ctx context.Context, s syncer, q *workQueue, resync, backoff time.Duration) *podWorkers {
@@ -90,17 +97,27 @@ func (w *podWorkers) UpdatePod(pod *v1.Pod, typ UpdateType, graceOverride *int64
 	pw, ok := w.work[pod.UID]
 	if !ok {
 		pw = &podWork{updates: make(chan struct{}, 1), done: make(chan struct{})}
+		if podFinished(pod) {
+			// Taken on after a restart of runlet: it ended before, so it only
+			// needs whatever still runs stopped, never a container started.
+			pw.state = stateTerminating
+		}
 		w.work[pod.UID] = pw
 		go w.run(pod.UID, pw)
 	}
-	if pw.finished && typ != SyncPodKill && pod.DeletionTimestamp == nil {
+	switch {
+	case typ == SyncPodCreate && pw.removed:
+		pw.restart = true
+	case typ == SyncPodKill:
+		pw.removed, pw.restart = true, false
+	}
+	if pw.finished && pw.restart {
+		w.startOver(pod.UID, pw)
+	} else if pw.finished && typ != SyncPodKill && pod.DeletionTimestamp == nil {
 		// A finished pod only needs its final clean-up once it is deleted.
 		return
 	}
 	pw.pod = pod
-	if typ == SyncPodKill {
-		pw.removed = true
-	}
 	if pw.state == stateSync && (typ == SyncPodKill || pod.DeletionTimestamp != nil) {
 		pw.state = stateTerminating
 		if pw.cancel != nil {
@@ -110,11 +127,7 @@ func (w *podWorkers) UpdatePod(pod *v1.Pod, typ UpdateType, graceOverride *int64
 	if graceOverride != nil && (pw.grace == nil || *graceOverride < *pw.grace) {
 		pw.grace = graceOverride
 	}
-	pw.pending = true
-	select {
-	case pw.updates <- struct{}{}:
-	default:
-	}
+	w.kick(pw)
 }
 
 func (w *podWorkers) run(uid types.UID, pw *podWork) {
@@ -200,19 +213,35 @@ func (w *podWorkers) complete(uid types.UID, pw *podWork, next workState, requeu
 		pw.finished = err == nil
 		if err != nil {
 			w.queue.Enqueue(uid, w.backoff)
+		} else if pw.restart {
+			w.startOver(uid, pw)
+			w.kick(pw)
 		}
 	case advanced:
-		pw.pending = true
-		select {
-		case pw.updates <- struct{}{}:
-		default:
-		}
+		w.kick(pw)
 	case requeue > 0:
 		w.queue.Enqueue(uid, requeue)
 	case err != nil:
 		w.queue.Enqueue(uid, w.backoff)
 	default:
 		w.queue.Enqueue(uid, wait.Jitter(w.resync, 0.5))
+	}
+}
+
+// startOver makes a stopped pod's worker sync it afresh. Called with w.mu held.
+func (w *podWorkers) startOver(uid types.UID, pw *podWork) {
+	pw.state, pw.grace = stateSync, nil
+	pw.finished, pw.removed, pw.restart = false, false, false
+	if w.onRestart != nil {
+		w.onRestart(uid)
+	}
+}
+
+func (w *podWorkers) kick(pw *podWork) {
+	pw.pending = true
+	select {
+	case pw.updates <- struct{}{}:
+	default:
 	}
 }
 
@@ -224,11 +253,7 @@ func (w *podWorkers) resume(uid types.UID) {
 	if !ok || pw.finished || pw.pod == nil {
 		return
 	}
-	pw.pending = true
-	select {
-	case pw.updates <- struct{}{}:
-	default:
-	}
+	w.kick(pw)
 }
 
 // isTerminated reports a pod whose worker finished.
@@ -260,4 +285,9 @@ func (w *podWorkers) forget(desired map[types.UID]bool) []types.UID {
 		}
 	}
 	return gone
+}
+
+// podFinished reports a pod the API already holds as Succeeded or Failed.
+func podFinished(pod *v1.Pod) bool {
+	return pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed
 }

@@ -109,3 +109,49 @@ func TestStaticPodFromURL(t *testing.T) {
 	rl := framework.StartRunlet(t, framework.RunletOptions{AutoPodman: true, ManifestURL: "http://" + ln.Addr().String() + "/pods"})
 	waitMirror(t, ns, "api-"+rl.NodeName, rl.NodeName)
 }
+
+// TestStaticPodReAdded moves a manifest out and back in, the usual way to
+// restart a static pod: the pod keeps its UID (derived from the manifest)
+// and must run again, with a new container, although it came back while
+// its earlier self was still stopping (default 30 s grace; sleep ignores
+// SIGTERM).
+func TestStaticPodReAdded(t *testing.T) {
+	ns := framework.Namespace(t)
+	dir, out := t.TempDir(), t.TempDir()
+	manifest := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: restart-me
+  namespace: %s
+spec:
+  containers:
+  - name: main
+    image: %s
+    imagePullPolicy: IfNotPresent
+    command: ["sleep", "3600"]
+`, ns, framework.BusyboxImage)
+	in := filepath.Join(dir, "restart-me.yaml")
+	if err := os.WriteFile(in, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rl := framework.StartRunlet(t, framework.RunletOptions{PodManifestPath: dir})
+	name := "restart-me-" + rl.NodeName
+	first := waitMirror(t, ns, name, rl.NodeName)
+	firstID := first.Status.ContainerStatuses[0].ContainerID
+
+	if err := os.Rename(in, filepath.Join(out, "restart-me.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second) // the file source has seen it go; the pod is stopping
+	if err := os.Rename(filepath.Join(out, "restart-me.yaml"), in); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 120*time.Second, "static pod running again with a new container", func() (bool, error) {
+		p, err := framework.Get(t).Client.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil || p.Status.Phase != v1.PodRunning || len(p.Status.ContainerStatuses) == 0 {
+			return false, nil
+		}
+		cs := p.Status.ContainerStatuses[0]
+		return cs.State.Running != nil && cs.ContainerID != firstID, nil
+	})
+}
