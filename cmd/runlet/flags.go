@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"time"
 
@@ -38,6 +39,13 @@ type options struct {
 	ContainerLogMaxSize  int64
 	ContainerLogMaxFiles int
 
+	// ClusterDNS, ClusterDomain and ResolvConf are the kubelet's pod DNS flags.
+	ClusterDNS    []net.IP
+	ClusterDomain string
+	ResolvConf    string
+	// ImagePullTimeout bounds one image pull.
+	ImagePullTimeout time.Duration
+
 	// BootstrapServingCert is the kubelet's --rotate-server-certificates.
 	BootstrapServingCert bool
 }
@@ -72,6 +80,10 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.ShowVersion, "version", false, "print the version and exit")
 	logMaxSize := fs.String("container-log-max-size", "10Mi", "size a container's log file may reach before it is rotated (a quantity: 10Mi, 1Gi)")
 	fs.IntVar(&o.ContainerLogMaxFiles, "container-log-max-files", 5, "log files a container may have, the live one included (at least 2)")
+	fs.IPSliceVar(&o.ClusterDNS, "cluster-dns", nil, "IP addresses of the cluster DNS servers (comma-separated or repeated); ClusterFirst pods get them as their nameservers")
+	fs.StringVar(&o.ClusterDomain, "cluster-domain", "", "domain of the cluster (e.g. cluster.local); pods search <ns>.svc.<domain>, svc.<domain> and <domain>")
+	fs.StringVar(&o.ResolvConf, "resolv-conf", "/etc/resolv.conf", "resolver configuration file that pods' DNS settings start from; empty: none (nameserver 127.0.0.1)")
+	fs.DurationVar(&o.ImagePullTimeout, "image-pull-timeout", 10*time.Minute, "how long one image pull may take before it is cancelled")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

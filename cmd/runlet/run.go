@@ -110,6 +110,7 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 	mgr := kuberuntime.NewManager(kuberuntime.Config{
 		Runtime: rt, Recorder: rec, RuntimeName: host.RuntimeName, Owner: o.NodeName,
 		Dirs: poddir.New(o.RootDir), Log: log.WithField("component", "kuberuntime"),
+		DNS: newDNSConfigurer(o, rec, nodeIP, log), ImagePullTimeout: o.ImagePullTimeout,
 	})
 	c.runtime = mgr
 	if err := mgr.PersistBackoff(filepath.Join(o.RootDir, "backoff.json")); err != nil {
@@ -185,9 +186,11 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		apiPods = pc.Pods
 		c.provider.Store(prov)
 		c.mirror.SetPodLister(pc.Pods)
-		c.runtime.SetEnv(envvars.NewResolver(&envvars.APIObjects{
+		objs := &envvars.APIObjects{
 			ConfigMapLister: pc.ConfigMaps, SecretLister: pc.Secrets, ServiceLister: pc.Services, Client: client,
-		}), []string{nodeIP})
+		}
+		c.runtime.SetEnv(envvars.NewResolver(objs), []string{nodeIP})
+		c.runtime.SetPullSecrets(objs)
 		np := nodeinfo.NewProvider(c.backend, pc.Node, plegHealth(c.pleg))
 		return prov, np, nil
 	}

@@ -12,13 +12,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// sandboxConfig maps the pod-level parts of a pod to the backend.
+// sandboxConfig maps the pod-level parts of a pod to the backend (its host
+// name and resolver: sandboxNetwork).
 func sandboxConfig(pod *v1.Pod) runtime.SandboxConfig {
 	cfg := runtime.SandboxConfig{
 		PodUID:      string(pod.UID),
 		Namespace:   pod.Namespace,
 		Name:        pod.Name,
-		Hostname:    hostname(pod),
 		Labels:      podLabels(pod),
 		HostNetwork: pod.Spec.HostNetwork,
 	}
@@ -33,22 +33,6 @@ func sandboxConfig(pod *v1.Pod) runtime.SandboxConfig {
 			})
 		}
 	}
-	if dc := pod.Spec.DNSConfig; dc != nil {
-		cfg.DNS.Servers, cfg.DNS.Searches = dc.Nameservers, dc.Searches
-		for _, o := range dc.Options {
-			opt := o.Name
-			if o.Value != nil {
-				opt += ":" + *o.Value
-			}
-			cfg.DNS.Options = append(cfg.DNS.Options, opt)
-		}
-	}
-	if len(pod.Spec.HostAliases) > 0 {
-		cfg.HostAliases = map[string][]string{}
-		for _, a := range pod.Spec.HostAliases {
-			cfg.HostAliases[a.IP] = append(cfg.HostAliases[a.IP], a.Hostnames...)
-		}
-	}
 	return cfg
 }
 
@@ -57,17 +41,6 @@ func orDefault(p, d v1.Protocol) v1.Protocol {
 		return d
 	}
 	return p
-}
-
-func hostname(pod *v1.Pod) string {
-	h := pod.Name
-	if pod.Spec.Hostname != "" {
-		h = pod.Spec.Hostname
-	}
-	if len(h) > 63 {
-		h = strings.TrimRight(h[:63], "-.")
-	}
-	return h
 }
 
 func podLabels(pod *v1.Pod) map[string]string {

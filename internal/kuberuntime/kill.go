@@ -38,9 +38,14 @@ func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 	return utilerrors.NewAggregate(errs)
 }
 
-// RemovePod removes every sandbox of the pod, with its containers.
+// RemovePod removes every sandbox of the pod, with its containers, and the
+// pod's hosts file and resolv.conf.
 func (m *Manager) RemovePod(ctx context.Context, ps *runtime.PodStatus) error {
-	return m.removeAll(ctx, ps)
+	err := m.removeAll(ctx, ps)
+	if err == nil && ps != nil && ps.UID != "" {
+		m.removeNetworkFiles(ps.UID)
+	}
+	return err
 }
 
 func (m *Manager) removeAll(ctx context.Context, ps *runtime.PodStatus) error {

@@ -3,11 +3,12 @@
 package kuberuntime
 
 import (
-	"context"
 	"sync"
 	"time"
 
 	"github.com/runlet/runlet/internal/envvars"
+	"github.com/runlet/runlet/internal/images"
+	"github.com/runlet/runlet/internal/network/dns"
 	"github.com/runlet/runlet/internal/poddir"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/status"
@@ -34,6 +35,15 @@ type Config struct {
 	// Dirs is where per-pod files live (volumes, etc-hosts, termination logs).
 	Dirs poddir.Dirs
 	Log  logrus.FieldLogger
+	// DNS decides the pods' resolv.conf (--cluster-dns, --cluster-domain,
+	// --resolv-conf). nil: no cluster DNS and no host file to start from
+	// (the kubelet's --resolv-conf="": nameserver 127.0.0.1).
+	DNS *dns.Configurer
+	// HostsFile is the node's hosts file, which host-network pods get
+	// (default /etc/hosts).
+	HostsFile string
+	// ImagePullTimeout bounds one image pull (default images.DefaultPullTimeout).
+	ImagePullTimeout time.Duration
 }
 
 // Manager acts on the backend for pods.
@@ -53,6 +63,12 @@ type Manager struct {
 	envMu   sync.RWMutex
 	env     *envvars.Resolver
 	hostIPs []string
+	secrets images.SecretGetter
+
+	dns        *dns.Configurer
+	hostsFile  string
+	puller     *images.Puller
+	pullErrors sync.Map // image back-off key -> the last pull error, for ImagePullBackOff's message
 
 	mu      sync.Mutex
 	waiting map[string]map[string]status.Waiting // pod UID -> container -> reason
@@ -60,6 +76,12 @@ type Manager struct {
 
 // NewManager returns a manager for cfg.Runtime.
 func NewManager(cfg Config) *Manager {
+	if cfg.DNS == nil {
+		cfg.DNS = dns.NewConfigurer(cfg.Recorder, cfg.Log, nil, nil, nil, "", "")
+	}
+	if cfg.HostsFile == "" {
+		cfg.HostsFile = "/etc/hosts"
+	}
 	return &Manager{
 		rt: cfg.Runtime, rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs,
 		crashBackoff: newBackoff(backoffInitial, backoffMax),
@@ -67,6 +89,9 @@ func NewManager(cfg Config) *Manager {
 		waiting:      map[string]map[string]status.Waiting{},
 		env:          envvars.NewResolver(nil),
 		starts:       make(chan struct{}, parallelPodStarts),
+		dns:          cfg.DNS,
+		hostsFile:    cfg.HostsFile,
+		puller:       images.NewPuller(cfg.Runtime, cfg.ImagePullTimeout),
 	}
 }
 
@@ -76,16 +101,6 @@ func NewManager(cfg Config) *Manager {
 // 0.80-0.88 of raw podman's burst rate against 0.73-0.74 unbounded).
 const parallelPodStarts = 4
 
-// startSlot waits for a turn to start a pod; release gives it back.
-func (m *Manager) startSlot(ctx context.Context) (release func(), err error) {
-	select {
-	case m.starts <- struct{}{}:
-		return func() { <-m.starts }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
 // SetEnv sets where containers' environments draw configMaps, secrets and
 // services from, and the node's IPs (status.hostIP). The framework's
 // informers exist only once the node is built, after the manager.
@@ -93,6 +108,20 @@ func (m *Manager) SetEnv(r *envvars.Resolver, hostIPs []string) {
 	m.envMu.Lock()
 	defer m.envMu.Unlock()
 	m.env, m.hostIPs = r, hostIPs
+}
+
+// SetPullSecrets sets where the pods' imagePullSecrets are read from
+// (the framework's informers exist only once the node is built).
+func (m *Manager) SetPullSecrets(get images.SecretGetter) {
+	m.envMu.Lock()
+	defer m.envMu.Unlock()
+	m.secrets = get
+}
+
+func (m *Manager) pullSecretGetter() images.SecretGetter {
+	m.envMu.RLock()
+	defer m.envMu.RUnlock()
+	return m.secrets
 }
 
 // containerEnv builds the container's environment for the sandbox it joins.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/poddir"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/runtimefake"
 	"github.com/sirupsen/logrus"
@@ -41,7 +42,8 @@ func TestPodStartsAreBounded(t *testing.T) {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	g := &gatedSandboxes{Fake: runtimefake.New(), release: make(chan struct{})}
-	m := NewManager(Config{Runtime: g, Recorder: record.NewFakeRecorder(1000), RuntimeName: "podman", Owner: "node-1", Log: log})
+	m := NewManager(Config{Runtime: g, Recorder: record.NewFakeRecorder(1000), RuntimeName: "podman", Owner: "node-1", Log: log,
+		Dirs: poddir.New(t.TempDir())})
 	const pods = 3 * parallelPodStarts
 	var wg sync.WaitGroup
 	for i := range pods {

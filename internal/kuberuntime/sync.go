@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
@@ -37,11 +36,12 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 	}
 	sb := ps.Sandbox()
 	if sb == nil || sb.State != runtime.SandboxReady {
-		release, err := m.startSlot(ctx)
+		turn, err := m.startSlot(ctx)
 		if err != nil {
 			return res, err
 		}
-		defer release()
+		defer turn.release()
+		ctx = withTurn(ctx, turn)
 		if sb != nil {
 			m.log.WithField("pod", pod.Namespace+"/"+pod.Name).Info("sandbox is not ready; recreating the pod's sandbox")
 			if err := m.removeAll(ctx, ps); err != nil {
@@ -50,6 +50,10 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		}
 		cfg := sandboxConfig(pod)
 		cfg.Labels[runtime.LabelOwner] = m.owner
+		if err := m.sandboxNetwork(pod, &cfg); err != nil {
+			m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+			return res, fmt.Errorf("create sandbox: %w", err)
+		}
 		created, err := m.rt.CreateSandbox(ctx, cfg)
 		if err != nil {
 			m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
@@ -169,6 +173,11 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contain
 	}
 	cfg := containerConfig(pod, c, env, attempt, isInit(pod, c.Name))
 	cfg.Labels[runtime.LabelOwner] = m.owner
+	if err := m.networkMounts(pod, c, sb, &cfg); err != nil {
+		m.setWaiting(uid, c.Name, &status.Waiting{Reason: "CreateContainerConfigError", Message: err.Error()})
+		m.event(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		return Result{}, err
+	}
 	id, err := m.rt.CreateContainer(ctx, sb.ID, cfg)
 	if err != nil {
 		m.setWaiting(uid, c.Name, &status.Waiting{Reason: "CreateContainerError", Message: err.Error()})
@@ -188,59 +197,6 @@ func (m *Manager) failStart(pod *v1.Pod, c *v1.Container, err error) (Result, er
 	m.setWaiting(string(pod.UID), c.Name, &status.Waiting{Reason: "RunContainerError", Message: err.Error()})
 	m.event(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
 	return Result{Changed: true}, fmt.Errorf("start container %s: %w", c.Name, err)
-}
-
-// ensureImage applies the pull policy with the kubelet's image back-off:
-// ErrImagePull on a failure, ImagePullBackOff while the back-off runs.
-func (m *Manager) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container) (Result, error) {
-	uid := string(pod.UID)
-	key := uid + "/" + c.Name + "/" + c.Image
-	if m.imageBackoff.IsInBackOffSinceUpdate(key, time.Now()) {
-		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
-		m.setWaiting(uid, c.Name, &status.Waiting{Reason: "ImagePullBackOff", Message: msg})
-		m.event(pod, v1.EventTypeNormal, "BackOff", "%s", msg)
-		return Result{RequeueAfter: time.Second}, fmt.Errorf("%w: %s", ErrBackOff, msg)
-	}
-	policy := pullPolicy(c)
-	_, err := m.rt.EnsureImage(ctx, c.Image, policy, nil)
-	if err != nil {
-		m.imageBackoff.Next(key, time.Now())
-		reason := "ErrImagePull"
-		if policy == runtime.PullNever && errors.Is(err, runtime.ErrImageNotFound) {
-			reason = "ErrImageNeverPull"
-		}
-		m.setWaiting(uid, c.Name, &status.Waiting{Reason: reason, Message: err.Error()})
-		m.event(pod, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
-		m.event(pod, v1.EventTypeWarning, "Failed", "Error: %s", reason)
-		return Result{RequeueAfter: time.Second}, fmt.Errorf("image %s: %w", c.Image, err)
-	}
-	m.imageBackoff.Reset(key)
-	if policy != runtime.PullAlways {
-		m.event(pod, v1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
-	}
-	return Result{}, nil
-}
-
-func pullPolicy(c *v1.Container) runtime.PullPolicy {
-	switch c.ImagePullPolicy {
-	case v1.PullAlways:
-		return runtime.PullAlways
-	case v1.PullNever:
-		return runtime.PullNever
-	case v1.PullIfNotPresent:
-		return runtime.PullIfNotPresent
-	}
-	if strings.HasSuffix(c.Image, ":latest") || !strings.Contains(lastSegment(c.Image), ":") {
-		return runtime.PullAlways
-	}
-	return runtime.PullIfNotPresent
-}
-
-func lastSegment(image string) string {
-	if i := strings.LastIndex(image, "/"); i >= 0 {
-		return image[i+1:]
-	}
-	return image
 }
 
 // pruneOld removes exited containers older than the previous attempt of each

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/pleg"
+	"github.com/runlet/runlet/internal/poddir"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/runtimefake"
 	"github.com/sirupsen/logrus"
@@ -32,7 +33,8 @@ func newEnv(t *testing.T) *env {
 	f := runtimefake.New()
 	cache := pleg.NewCache()
 	return &env{t: t, ctx: context.Background(), f: f, cache: cache,
-		m:    NewManager(Config{Runtime: f, Recorder: record.NewFakeRecorder(1000), RuntimeName: "podman", Owner: "node-1", Log: log}),
+		m: NewManager(Config{Runtime: f, Recorder: record.NewFakeRecorder(1000), RuntimeName: "podman", Owner: "node-1", Log: log,
+			Dirs: poddir.New(t.TempDir())}),
 		pleg: pleg.New(f, cache, time.Hour, log)}
 }
 
@@ -198,8 +200,10 @@ func TestSyncPodImagePull(t *testing.T) {
 	if w := e.m.Waiting("uid-1")["c"]; w.Reason != "ImagePullBackOff" {
 		t.Errorf("waiting = %+v; want ImagePullBackOff", w)
 	}
-	if n := e.f.Calls("EnsureImage"); n != 1 {
-		t.Errorf("EnsureImage calls = %d; want 1 (no pull in back-off)", n)
+	// A look and a pull, then in back-off only a look (the kubelet checks
+	// for the image before it checks the back-off).
+	if n := e.f.Calls("EnsureImage"); n != 3 {
+		t.Errorf("EnsureImage calls = %d; want 3 (no pull in back-off)", n)
 	}
 	if len(e.f.Containers()) != 0 || len(e.f.Sandboxes()) != 1 {
 		t.Errorf("containers %v sandboxes %v; want the sandbox only", e.f.Containers(), e.f.Sandboxes())

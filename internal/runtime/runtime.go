@@ -57,20 +57,18 @@ type PortMapping struct {
 	Protocol      string // tcp, udp, sctp
 }
 
-// DNSConfig is the resolver configuration of a sandbox.
-type DNSConfig struct {
-	Servers, Searches, Options []string
-}
-
-// SandboxConfig describes the pod-level namespaces to create.
+// SandboxConfig describes the pod-level namespaces to create. A container's
+// /etc/hosts and /etc/resolv.conf are not the sandbox's business: the core
+// writes them, as the kubelet does, and hands them to each container as
+// mounts, which the backend must let win over files of its own.
 type SandboxConfig struct {
 	PodUID, Namespace, Name string
-	Hostname                string
-	Labels                  map[string]string
-	Ports                   []PortMapping
-	DNS                     DNSConfig
-	HostNetwork             bool
-	HostAliases             map[string][]string // ip -> hostnames
+	// Hostname is the pod's UTS name; with HostNetwork the sandbox shares the
+	// host's UTS namespace and Hostname is empty.
+	Hostname    string
+	Labels      map[string]string
+	Ports       []PortMapping
+	HostNetwork bool
 }
 
 // SandboxState is the coarse state of a sandbox.
@@ -237,7 +235,9 @@ type Runtime interface {
 	Info(ctx context.Context) (HostInfo, error)
 
 	// EnsureImage makes the image available under the policy and returns its ID.
-	// A missing image returns an error wrapping ErrImageNotFound.
+	// A missing image returns an error wrapping ErrImageNotFound. A pull tries
+	// creds in order until one works (none: an anonymous pull), as the
+	// kubelet tries each matching credential; PullNever only looks.
 	EnsureImage(ctx context.Context, image string, policy PullPolicy, creds []Credential) (string, error)
 
 	CreateSandbox(ctx context.Context, cfg SandboxConfig) (Sandbox, error)
@@ -270,6 +270,13 @@ type Runtime interface {
 // PLEG then relists with it (half the load on podman at every relist).
 type SnapshotLister interface {
 	ListAll(ctx context.Context) ([]Sandbox, []Container, error)
+}
+
+// ImageSizer is an optional part of the contract: a backend that can tell
+// the size of an image it holds implements it, for the kubelet's Pulled
+// event ("Image size: N bytes").
+type ImageSizer interface {
+	ImageSize(ctx context.Context, image string) (uint64, error)
 }
 
 // PodLister is an optional part of the contract: a backend that can list one

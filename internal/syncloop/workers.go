@@ -58,6 +58,11 @@ type podWork struct {
 	removed bool
 	restart bool
 	done    chan struct{}
+	// ctx is what the pod's steps run under; cancel ends it when the pod
+	// is to be terminated, so a sync stuck in a long call (an image pull)
+	// gives way at once, as the kubelet's pod workers do.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // podWorkers runs one goroutine per pod UID; the newest update replaces an
@@ -115,6 +120,9 @@ func (w *podWorkers) UpdatePod(pod *v1.Pod, typ UpdateType, graceOverride *int64
 	pw.pod = pod
 	if pw.state == stateSync && (typ == SyncPodKill || pod.DeletionTimestamp != nil) {
 		pw.state = stateTerminating
+		if pw.cancel != nil {
+			pw.cancel()
+		}
 	}
 	if graceOverride != nil && (pw.grace == nil || *graceOverride < *pw.grace) {
 		pw.grace = graceOverride
@@ -123,6 +131,13 @@ func (w *podWorkers) UpdatePod(pod *v1.Pod, typ UpdateType, graceOverride *int64
 }
 
 func (w *podWorkers) run(uid types.UID, pw *podWork) {
+	defer func() {
+		w.mu.Lock()
+		if pw.cancel != nil {
+			pw.cancel()
+		}
+		w.mu.Unlock()
+	}()
 	for {
 		select {
 		case <-w.ctx.Done():
@@ -138,9 +153,13 @@ func (w *podWorkers) run(uid types.UID, pw *podWork) {
 		}
 		pod, state, grace, since := pw.pod, pw.state, pw.grace, pw.lastChange
 		pw.pending = false
+		if pw.ctx == nil || pw.ctx.Err() != nil {
+			pw.ctx, pw.cancel = context.WithCancel(w.ctx)
+		}
+		ctx := pw.ctx
 		w.mu.Unlock()
 
-		next, requeue, err := w.step(pod, state, grace, since)
+		next, requeue, err := w.step(ctx, pod, state, grace, since)
 		changed := w.changed == nil || w.changed(uid)
 		w.complete(uid, pw, next, requeue, err, changed)
 		if changed && w.afterSync != nil {
@@ -149,10 +168,10 @@ func (w *podWorkers) run(uid types.UID, pw *podWork) {
 	}
 }
 
-func (w *podWorkers) step(pod *v1.Pod, state workState, grace *int64, since time.Time) (workState, time.Duration, error) {
+func (w *podWorkers) step(ctx context.Context, pod *v1.Pod, state workState, grace *int64, since time.Time) (workState, time.Duration, error) {
 	op := [...]string{"sync", "terminating", "terminated"}[state]
 	start := time.Now()
-	next, requeue, err := w.doStep(pod, state, grace, since)
+	next, requeue, err := w.doStep(ctx, pod, state, grace, since)
 	telemetry.PodWorkerDuration.WithLabelValues(op).Observe(time.Since(start).Seconds())
 	if err != nil {
 		telemetry.PodWorkerErrors.WithLabelValues(op).Inc()
@@ -160,21 +179,21 @@ func (w *podWorkers) step(pod *v1.Pod, state workState, grace *int64, since time
 	return next, requeue, err
 }
 
-func (w *podWorkers) doStep(pod *v1.Pod, state workState, grace *int64, since time.Time) (workState, time.Duration, error) {
+func (w *podWorkers) doStep(ctx context.Context, pod *v1.Pod, state workState, grace *int64, since time.Time) (workState, time.Duration, error) {
 	switch state {
 	case stateSync:
-		terminal, requeue, err := w.syncer.SyncPod(w.ctx, pod, since)
+		terminal, requeue, err := w.syncer.SyncPod(ctx, pod, since)
 		if err == nil && terminal {
 			return stateTerminating, 0, nil
 		}
 		return stateSync, requeue, err
 	case stateTerminating:
-		if err := w.syncer.SyncTerminatingPod(w.ctx, pod, since, grace); err != nil {
+		if err := w.syncer.SyncTerminatingPod(ctx, pod, since, grace); err != nil {
 			return stateTerminating, 0, err
 		}
 		return stateTerminated, 0, nil
 	}
-	return stateTerminated, 0, w.syncer.SyncTerminatedPod(w.ctx, pod, since)
+	return stateTerminated, 0, w.syncer.SyncTerminatedPod(ctx, pod, since)
 }
 
 // complete records the outcome and schedules the next run: immediately when

@@ -236,3 +236,32 @@ func TestOnlyChangesMoveTheViewFloor(t *testing.T) {
 		t.Errorf("afterSync ran %d times; want once, for the step that changed something", len(after))
 	}
 }
+
+// A sync stuck in a long call (an image pull) is cancelled as soon as its
+// pod is deleted, as the kubelet's pod workers cancel theirs, and the pod
+// is terminated right after.
+func TestDeletionCancelsRunningSync(t *testing.T) {
+	s := &fakeSyncer{}
+	cancelled := make(chan error, 1)
+	s.syncPod = func(ctx context.Context, pod *v1.Pod) (bool, time.Duration, error) {
+		<-ctx.Done()
+		cancelled <- ctx.Err()
+		return false, 0, ctx.Err()
+	}
+	w, _ := newWorkers(t, s)
+	w.UpdatePod(wpod("1"), SyncPodCreate, nil)
+	expectCalls(t, s, "Sync@1")
+	deleted := wpod("2")
+	now := metav1.Now()
+	deleted.DeletionTimestamp = &now
+	w.UpdatePod(deleted, SyncPodUpdate, nil)
+	select {
+	case err := <-cancelled:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("sync ended with %v; want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the running sync was not cancelled by the deletion")
+	}
+	expectCalls(t, s, "Terminating@2", "Terminated@2")
+}

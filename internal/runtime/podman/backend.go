@@ -59,6 +59,7 @@ type Backend struct {
 	closing   bool
 	sandboxes map[string]sandboxMeta // pod ID → what never changes about it
 	details   map[string]ctrDetail   // container ID → last inspect details
+	images    imageCache             // image → its ENV, for containers' environments
 }
 
 var _ runtime.Runtime = (*Backend)(nil)

@@ -2,6 +2,7 @@ package podman
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -58,6 +59,8 @@ func TestCreateContainerSpec(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakePodman(t)
 			f.json("POST /containers/create", 201, map[string]any{"Id": "c1"})
+			f.json("GET /images/localhost/img:1/json", 200, map[string]any{"Id": "img1",
+				"Config": map[string]any{"Env": []string{"PATH=/img/bin", "B=image", "IMG=1"}}})
 			b := f.backend()
 			b.sandboxes["pod1"] = sandboxMeta{labels: podLabels, infraID: "infra1"}
 			id, err := b.CreateContainer(context.Background(), "pod1", runtime.ContainerConfig{
@@ -110,8 +113,11 @@ func checkSpec(t *testing.T, spec ContainerSpec) {
 	if spec.Name != "ns_web_0123456789ab_app_2" {
 		t.Errorf("name = %q", spec.Name)
 	}
-	if !reflect.DeepEqual(spec.Env, map[string]string{"A": "2", "B": "x=y"}) {
-		t.Errorf("env = %v", spec.Env)
+	// The image's PATH replaces the default, the pod's B the image's; TERM
+	// comes with the TTY; podman's own defaults are dropped.
+	wantEnv := map[string]string{"PATH": "/img/bin", "TERM": "xterm", "IMG": "1", "A": "2", "B": "x=y"}
+	if !reflect.DeepEqual(spec.Env, wantEnv) || !spec.UnsetEnvAll {
+		t.Errorf("env = %v, unsetenvall %v; want %v, true", spec.Env, spec.UnsetEnvAll, wantEnv)
 	}
 	if spec.WorkDir != "/w" || spec.User != "1000:1000" || !spec.Stdin || !spec.Terminal {
 		t.Errorf("work_dir %q user %q stdin %v terminal %v", spec.WorkDir, spec.User, spec.Stdin, spec.Terminal)
@@ -137,8 +143,6 @@ func TestCreateSandboxSpec(t *testing.T) {
 	sb, err := b.CreateSandbox(context.Background(), runtime.SandboxConfig{
 		PodUID: "0123456789abcdef-uid", Namespace: "ns", Name: "web", Hostname: "web-0",
 		Labels: map[string]string{"app": "web"}, Ports: []runtime.PortMapping{{HostIP: "127.0.0.1", HostPort: 8080, ContainerPort: 80, Protocol: "TCP"}},
-		DNS:         runtime.DNSConfig{Servers: []string{"10.0.0.10"}, Searches: []string{"ns.svc"}, Options: []string{"ndots:5"}},
-		HostAliases: map[string][]string{"10.1.1.1": {"foo", "bar"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -151,9 +155,7 @@ func TestCreateSandboxSpec(t *testing.T) {
 	want := PodSpec{Name: "ns_web_0123456789ab", InfraName: "ns_web_0123456789ab-infra", Hostname: "web-0",
 		Labels:           map[string]string{"app": "web", runtime.LabelManaged: "true", runtime.LabelPodUID: "0123456789abcdef-uid", runtime.LabelPodNamespace: "ns", runtime.LabelPodName: "web"},
 		SharedNamespaces: []string{"net", "ipc", "uts"},
-		PortMappings:     []PortMapping{{HostIP: "127.0.0.1", HostPort: 8080, ContainerPort: 80, Protocol: "tcp"}},
-		DNSServer:        []string{"10.0.0.10"}, DNSSearch: []string{"ns.svc"}, DNSOption: []string{"ndots:5"},
-		HostAdd: []string{"foo:10.1.1.1", "bar:10.1.1.1"}}
+		PortMappings:     []PortMapping{{HostIP: "127.0.0.1", HostPort: 8080, ContainerPort: 80, Protocol: "tcp"}}}
 	if !reflect.DeepEqual(spec, want) {
 		t.Errorf("pod spec =\n%+v\nwant\n%+v", spec, want)
 	}
@@ -225,15 +227,49 @@ func TestPullSuccessAndPolicies(t *testing.T) {
 	}
 }
 
-func TestPickAuth(t *testing.T) {
-	creds := []runtime.Credential{{Server: "https://index.docker.io/v1/", Username: "hub"}, {Server: "quay.io", Username: "quay"}}
-	for image, want := range map[string]string{"nginx": "hub", "library/nginx:1": "hub", "quay.io/a/b": "quay", "ghcr.io/a/b": ""} {
-		got := ""
-		if a := pickAuth(image, creds); a != nil {
-			got = a.Username
+// A pull with credentials tries each in turn until one works, as the
+// kubelet does; a registry on the loopback is reached without TLS checks.
+func TestPullTriesEachCredential(t *testing.T) {
+	f := newFakePodman(t)
+	var users []string
+	f.handle("POST /images/pull", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := base64.URLEncoding.DecodeString(r.Header.Get("X-Registry-Auth"))
+		var a RegistryAuth
+		_ = json.Unmarshal(b, &a)
+		users = append(users, a.Username)
+		if a.Username != "good" {
+			_, _ = w.Write([]byte(`{"error":"reading manifest: unauthorized: authentication required"}` + "\n"))
+			return
 		}
-		if got != want {
-			t.Errorf("pickAuth(%s) = %q; want %q", image, got, want)
+		_, _ = w.Write([]byte(`{"images":["sha1"],"id":"sha1"}` + "\n"))
+	})
+	b := f.backend()
+	ctx := context.Background()
+	creds := []runtime.Credential{{Server: "127.0.0.1:5000", Username: "bad", Password: "x"}, {Server: "127.0.0.1:5000", Username: "good", Password: "y"}}
+	if id, err := b.EnsureImage(ctx, "127.0.0.1:5000/a/b:1", runtime.PullAlways, creds); err != nil || id != "sha1" {
+		t.Fatalf("EnsureImage = %q, %v", id, err)
+	}
+	if !reflect.DeepEqual(users, []string{"bad", "good"}) {
+		t.Errorf("tried %v; want bad, then good", users)
+	}
+	_, err := b.EnsureImage(ctx, "127.0.0.1:5000/a/b:1", runtime.PullAlways, creds[:1])
+	if !errors.Is(err, runtime.ErrImageNotFound) || !strings.Contains(err.Error(), "unauthorized") || strings.Contains(err.Error(), "image not found") {
+		t.Errorf("failed pull: %v; want podman's words, as an ErrImageNotFound", err)
+	}
+	for _, p := range f.sent("POST /images/pull") {
+		if p.Query.Get("tlsVerify") != "false" {
+			t.Errorf("pull of a loopback registry without tlsVerify=false: %v", p.Query)
+		}
+	}
+}
+
+func TestLoopbackRegistry(t *testing.T) {
+	for image, want := range map[string]bool{
+		"localhost:5000/pause:testing": true, "127.0.0.1:5000/a/b": true, "127.0.0.2/a": true, "[::1]:5000/a": true,
+		"localhost/runlet/busybox": true, "busybox": false, "quay.io/a/b": false, "10.0.0.1:5000/a": false, "Bad Name": false,
+	} {
+		if got := loopbackRegistry(image); got != want {
+			t.Errorf("loopbackRegistry(%q) = %v; want %v", image, got, want)
 		}
 	}
 }
@@ -277,5 +313,16 @@ func TestRequestsAreObservedByOperation(t *testing.T) {
 		if got := operation("GET", path); got != op {
 			t.Errorf("operation(%s) = %q; want %q", path, got, op)
 		}
+	}
+}
+
+// A pod on the host's network has the host's name too, as on the kubelet.
+func TestHostNetworkSandboxSharesUTS(t *testing.T) {
+	spec := podSpec(runtime.SandboxConfig{PodUID: "u", Namespace: "ns", Name: "p", HostNetwork: true})
+	if spec.NetNS == nil || spec.NetNS.NSMode != "host" || spec.UtsNS == nil || spec.UtsNS.NSMode != "host" || spec.Hostname != "" {
+		t.Errorf("netns %+v utsns %+v hostname %q; want host, host and none", spec.NetNS, spec.UtsNS, spec.Hostname)
+	}
+	if spec := podSpec(runtime.SandboxConfig{PodUID: "u", Namespace: "ns", Name: "p", Hostname: "p"}); spec.UtsNS != nil || spec.NetNS != nil {
+		t.Errorf("a pod network sandbox got netns %+v utsns %+v", spec.NetNS, spec.UtsNS)
 	}
 }

@@ -129,6 +129,11 @@ func (b *Backend) CreateContainer(ctx context.Context, sandboxID string, cfg run
 		return "", err
 	}
 	spec := b.containerSpec(sandboxID, meta.labels, cfg)
+	imageEnv, err := b.imageEnv(ctx, cfg.Image)
+	if err != nil {
+		return "", err
+	}
+	spec.Env, spec.UnsetEnvAll = containerEnv(imageEnv, cfg), true
 	id, err := b.client.CreateContainer(ctx, spec)
 	return id, wrapf(err, "creating container %s", spec.Name)
 }

@@ -28,11 +28,15 @@ func (e *PullError) Error() string { return fmt.Sprintf("pulling %s: %s", e.Ref,
 
 // Pull pulls ref and returns the image ID. podman answers 200 before it knows
 // the outcome, so failures arrive as {"error": ...} inside the streamed body.
-func (c *Client) Pull(ctx context.Context, ref string, auth *RegistryAuth) (string, error) {
+// insecure lets the pull use plain HTTP and skip certificate checks.
+func (c *Client) Pull(ctx context.Context, ref string, auth *RegistryAuth, insecure bool) (string, error) {
 	r := request{
 		method: http.MethodPost,
 		path:   "/images/pull",
 		query:  url.Values{"reference": {ref}, "policy": {"always"}, "quiet": {"true"}},
+	}
+	if insecure {
+		r.query.Set("tlsVerify", "false")
 	}
 	if auth != nil {
 		b, _ := json.Marshal(auth)

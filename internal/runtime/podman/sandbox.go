@@ -62,28 +62,17 @@ func podSpec(cfg runtime.SandboxConfig) PodSpec {
 		Hostname:         cfg.Hostname,
 		Labels:           sandboxLabels(cfg),
 		SharedNamespaces: []string{"net", "ipc", "uts"},
-		DNSServer:        cfg.DNS.Servers,
-		DNSSearch:        cfg.DNS.Searches,
-		DNSOption:        cfg.DNS.Options,
 	}
 	if cfg.HostNetwork {
+		// The host's network comes with the host's name, as on the kubelet.
 		spec.NetNS = &Namespace{NSMode: "host"}
+		spec.UtsNS = &Namespace{NSMode: "host"}
 	} else {
 		for _, p := range cfg.Ports {
 			spec.PortMappings = append(spec.PortMappings, PortMapping{
 				HostIP: p.HostIP, HostPort: uint16(p.HostPort),
 				ContainerPort: uint16(p.ContainerPort), Protocol: strings.ToLower(p.Protocol),
 			})
-		}
-	}
-	ips := make([]string, 0, len(cfg.HostAliases))
-	for ip := range cfg.HostAliases {
-		ips = append(ips, ip)
-	}
-	sort.Strings(ips) // deterministic /etc/hosts
-	for _, ip := range ips {
-		for _, h := range cfg.HostAliases[ip] {
-			spec.HostAdd = append(spec.HostAdd, h+":"+ip)
 		}
 	}
 	return spec

@@ -27,11 +27,8 @@ type PodSpec struct {
 	Labels           map[string]string `json:"labels,omitempty"`
 	SharedNamespaces []string          `json:"shared_namespaces,omitempty"`
 	NetNS            *Namespace        `json:"netns,omitempty"`
+	UtsNS            *Namespace        `json:"utsns,omitempty"`
 	PortMappings     []PortMapping     `json:"portmappings,omitempty"`
-	DNSServer        []string          `json:"dns_server,omitempty"`
-	DNSSearch        []string          `json:"dns_search,omitempty"`
-	DNSOption        []string          `json:"dns_option,omitempty"`
-	HostAdd          []string          `json:"hostadd,omitempty"`
 }
 
 // Mount is an OCI runtime-spec mount.
@@ -69,6 +66,7 @@ type ContainerSpec struct {
 	Entrypoint     []string          `json:"entrypoint,omitempty"`
 	Command        []string          `json:"command,omitempty"`
 	Env            map[string]string `json:"env,omitempty"`
+	UnsetEnvAll    bool              `json:"unsetenvall,omitempty"`
 	WorkDir        string            `json:"work_dir,omitempty"`
 	User           string            `json:"user,omitempty"`
 	Stdin          bool              `json:"stdin,omitempty"`
@@ -170,7 +168,9 @@ type InspectPod struct {
 // ImageInspect is the subset of GET /images/{ref}/json runlet reads.
 type ImageInspect struct {
 	ID     string `json:"Id"`
+	Size   int64  `json:"Size"`
 	Config struct {
+		Env        []string `json:"Env"`
 		Entrypoint []string `json:"Entrypoint"`
 		Cmd        []string `json:"Cmd"`
 		WorkingDir string   `json:"WorkingDir"`
