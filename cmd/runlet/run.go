@@ -22,6 +22,7 @@ import (
 	"github.com/runlet/runlet/internal/status"
 	"github.com/runlet/runlet/internal/syncloop"
 	"github.com/runlet/runlet/internal/telemetry"
+	"github.com/runlet/runlet/internal/volume"
 	"github.com/runlet/runlet/provider"
 	"github.com/sirupsen/logrus"
 	vklog "github.com/virtual-kubelet/virtual-kubelet/log"
@@ -90,6 +91,8 @@ type core struct {
 	backend runtime.Runtime
 	runtime *kuberuntime.Manager
 	mirror  *mirror.Manager
+	objects podObjects
+	volumes *volume.Manager
 }
 
 func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry) *core {
@@ -97,9 +100,11 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 	rec = mirror.NewRecorder(rec, mirrors) // static pods' events land on their mirror pods
 	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: status.NewManager(), backend: rt, mirror: mirrors}
 	c.pleg = pleg.New(rt, c.cache, o.PLEGRelistPeriod, log.WithField("component", "pleg"))
+	c.objects = newPodObjects(ctx, client)
+	c.volumes = newVolumes(ctx, o, client, c.objects, log)
 	mgr := kuberuntime.NewManager(kuberuntime.Config{
 		Runtime: rt, Recorder: rec, RuntimeName: host.RuntimeName, Owner: o.NodeName,
-		Dirs: poddir.New(o.RootDir), Log: log.WithField("component", "kuberuntime"),
+		Dirs: poddir.New(o.RootDir), Volumes: c.volumes, Log: log.WithField("component", "kuberuntime"),
 	})
 	c.runtime = mgr
 	if err := mgr.PersistBackoff(filepath.Join(o.RootDir, "backoff.json")); err != nil {
@@ -117,6 +122,7 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 		MaxPods:     o.MaxPods,
 		Log:         log.WithField("component", "syncloop"),
 		Mirror:      c.mirror,
+		Volumes:     c.volumes,
 	})
 	return c
 }
@@ -154,8 +160,9 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		apiPods = pc.Pods
 		c.mirror.SetPodLister(pc.Pods)
 		c.runtime.SetEnv(envvars.NewResolver(&envvars.APIObjects{
-			ConfigMapLister: pc.ConfigMaps, SecretLister: pc.Secrets, ServiceLister: pc.Services, Client: client,
+			ConfigMaps: c.objects.configMaps, Secrets: c.objects.secrets, ServiceLister: pc.Services,
 		}), []string{nodeIP})
+		c.volumes.SetNodeAllocatable(pc.Node.Status.Allocatable)
 		np := nodeinfo.NewProvider(c.backend, pc.Node, plegHealth(c.pleg))
 		return prov, np, nil
 	}

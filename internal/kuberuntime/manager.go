@@ -33,7 +33,9 @@ type Config struct {
 	Owner string
 	// Dirs is where per-pod files live (volumes, etc-hosts, termination logs).
 	Dirs poddir.Dirs
-	Log  logrus.FieldLogger
+	// Volumes sets up pods' volumes; nil: pods get no volumes (tests).
+	Volumes Volumes
+	Log     logrus.FieldLogger
 }
 
 // Manager acts on the backend for pods.
@@ -44,6 +46,7 @@ type Manager struct {
 	runtimeName string
 	owner       string
 	dirs        poddir.Dirs
+	volumes     Volumes
 
 	crashBackoff *backoff
 	imageBackoff *backoff
@@ -60,8 +63,12 @@ type Manager struct {
 
 // NewManager returns a manager for cfg.Runtime.
 func NewManager(cfg Config) *Manager {
+	if cfg.Volumes == nil {
+		cfg.Volumes = noVolumes{}
+	}
 	return &Manager{
 		rt: cfg.Runtime, rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs,
+		volumes:      cfg.Volumes,
 		crashBackoff: newBackoff(backoffInitial, backoffMax),
 		imageBackoff: newBackoff(backoffInitial, backoffMax),
 		waiting:      map[string]map[string]status.Waiting{},

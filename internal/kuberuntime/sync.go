@@ -35,6 +35,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		res.Terminal = true
 		return res, nil
 	}
+	if err := m.mountVolumes(ctx, pod); err != nil {
+		return res, err
+	}
 	sb := ps.Sandbox()
 	if sb == nil || sb.State != runtime.SandboxReady {
 		release, err := m.startSlot(ctx)
@@ -169,6 +172,9 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contain
 	}
 	cfg := containerConfig(pod, c, env, attempt, isInit(pod, c.Name))
 	cfg.Labels[runtime.LabelOwner] = m.owner
+	if cfg.Mounts, err = m.containerMounts(pod, c, env); err != nil {
+		return Result{}, err
+	}
 	id, err := m.rt.CreateContainer(ctx, sb.ID, cfg)
 	if err != nil {
 		m.setWaiting(uid, c.Name, &status.Waiting{Reason: "CreateContainerError", Message: err.Error()})

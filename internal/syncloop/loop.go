@@ -37,6 +37,8 @@ type Config struct {
 	ResyncInterval time.Duration
 	// Mirror, if set, keeps the mirror pods of static pods; housekeeping feeds it.
 	Mirror MirrorPods
+	// Volumes, if set, tears down pods' volumes and directories.
+	Volumes PodVolumes
 }
 
 // Loop is the sync loop.
