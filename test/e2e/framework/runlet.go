@@ -439,7 +439,7 @@ func (r *Runlet) deleteNodePods(ctx context.Context, c *Cluster) {
 		}
 	}
 	if len(uids) > 0 && r.Running() {
-		_ = poll(30*time.Second, func() (bool, error) {
+		err := poll(30*time.Second, func() (bool, error) {
 			for _, u := range uids {
 				if ctrs, err := podmanContainers("label=" + LabelPodUID + "=" + string(u)); err != nil || len(ctrs) > 0 {
 					return false, err
@@ -447,6 +447,9 @@ func (r *Runlet) deleteNodePods(ctx context.Context, c *Cluster) {
 			}
 			return true, nil
 		}, false)
+		if err != nil {
+			return // some pod still runs (a static pod whose manifest is still there)
+		}
 		// And their volumes (tmpfs mounts under the root dir) and directories.
 		_ = poll(30*time.Second, func() (bool, error) {
 			for _, u := range uids {
