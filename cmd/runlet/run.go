@@ -24,6 +24,7 @@ import (
 	"github.com/runlet/runlet/internal/status"
 	"github.com/runlet/runlet/internal/syncloop"
 	"github.com/runlet/runlet/internal/telemetry"
+	"github.com/runlet/runlet/internal/volume"
 	"github.com/runlet/runlet/provider"
 	"github.com/sirupsen/logrus"
 	vklog "github.com/virtual-kubelet/virtual-kubelet/log"
@@ -100,6 +101,8 @@ type core struct {
 	mirror  *mirror.Manager
 	// provider exists only once the framework built the node.
 	provider atomic.Pointer[provider.Provider]
+	objects  podObjects
+	volumes  *volume.Manager
 }
 
 func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry) *core {
@@ -107,9 +110,11 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 	rec = mirror.NewRecorder(rec, mirrors) // static pods' events land on their mirror pods
 	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: status.NewManager(), backend: rt, mirror: mirrors}
 	c.pleg = pleg.New(rt, c.cache, o.PLEGRelistPeriod, log.WithField("component", "pleg"))
+	c.objects = newPodObjects(ctx, client)
+	c.volumes = newVolumes(ctx, o, client, c.objects, log)
 	mgr := kuberuntime.NewManager(kuberuntime.Config{
 		Runtime: rt, Recorder: rec, RuntimeName: host.RuntimeName, Owner: o.NodeName,
-		Dirs: poddir.New(o.RootDir), Log: log.WithField("component", "kuberuntime"),
+		Dirs: poddir.New(o.RootDir), Volumes: c.volumes, Log: log.WithField("component", "kuberuntime"),
 		DNS: newDNSConfigurer(o, rec, nodeIP, log), ImagePullTimeout: o.ImagePullTimeout,
 	})
 	c.runtime = mgr
@@ -129,6 +134,7 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 		Log:         log.WithField("component", "syncloop"),
 		Mirror:      c.mirror,
 		InAPI:       c.inAPI,
+		Volumes:     c.volumes,
 	})
 	return c
 }
@@ -187,10 +193,11 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		c.provider.Store(prov)
 		c.mirror.SetPodLister(pc.Pods)
 		objs := &envvars.APIObjects{
-			ConfigMapLister: pc.ConfigMaps, SecretLister: pc.Secrets, ServiceLister: pc.Services, Client: client,
+			ConfigMaps: c.objects.configMaps, Secrets: c.objects.secrets, ServiceLister: pc.Services,
 		}
 		c.runtime.SetEnv(envvars.NewResolver(objs), []string{nodeIP})
 		c.runtime.SetPullSecrets(objs)
+		c.volumes.SetNodeAllocatable(pc.Node.Status.Allocatable)
 		np := nodeinfo.NewProvider(c.backend, pc.Node, plegHealth(c.pleg))
 		return prov, np, nil
 	}

@@ -2,34 +2,36 @@ package envvars
 
 import (
 	"testing"
+	"time"
 
+	watched "github.com/runlet/runlet/internal/objects"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
-	corev1listers "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
 )
 
-// TestAPIObjectsConfirmCacheMisses: an object the informer has not seen yet
-// is read from the API server; one missing there too is reported in the
+// TestAPIObjectsFromWatchedObjects: env reads the objects its pod refers
+// to from the node's watched objects; a missing one is reported in the
 // kubelet's words.
-func TestAPIObjectsConfirmCacheMisses(t *testing.T) {
-	cached := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cached"}, Data: map[string]string{"k": "c"}}
-	late := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "late"}, Data: map[string]string{"k": "l"}}
-	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	_ = idx.Add(cached)
-	sIdx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	a := &APIObjects{
-		ConfigMapLister: corev1listers.NewConfigMapLister(idx),
-		SecretLister:    corev1listers.NewSecretLister(sIdx),
-		ServiceLister:   corev1listers.NewServiceLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})),
-		Client:          fake.NewClientset(late),
-	}
-	for name, want := range map[string]string{"cached": "c", "late": "l"} {
-		cm, err := a.ConfigMap("ns", name)
-		if err != nil || cm.Data["k"] != want {
-			t.Errorf("ConfigMap(%s) = %+v, %v; want data %q", name, cm, err, want)
-		}
+func TestAPIObjectsFromWatchedObjects(t *testing.T) {
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cfg"}, Data: map[string]string{"k": "c"}}
+	client := fake.NewClientset(cm)
+	stop := make(chan struct{})
+	defer close(stop)
+	cms, secs := watched.NewConfigMaps(client, time.Minute, stop), watched.NewSecrets(client, time.Minute, stop)
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "u"}, Spec: v1.PodSpec{Containers: []v1.Container{{
+		Name: "c",
+		EnvFrom: []v1.EnvFromSource{
+			{ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}}},
+			{ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "absent"}}},
+			{SecretRef: &v1.SecretEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "absent"}}},
+		},
+	}}}}
+	cms.RegisterPod(pod)
+	secs.RegisterPod(pod)
+	a := &APIObjects{ConfigMaps: cms, Secrets: secs}
+	if got, err := a.ConfigMap("ns", "cfg"); err != nil || got.Data["k"] != "c" {
+		t.Errorf("ConfigMap(cfg) = %+v, %v", got, err)
 	}
 	if _, err := a.ConfigMap("ns", "absent"); err == nil || err.Error() != `configmap "absent" not found` {
 		t.Errorf("missing configMap: %v", err)

@@ -34,7 +34,9 @@ type Config struct {
 	Owner string
 	// Dirs is where per-pod files live (volumes, etc-hosts, termination logs).
 	Dirs poddir.Dirs
-	Log  logrus.FieldLogger
+	// Volumes sets up pods' volumes; nil: pods get no volumes (tests).
+	Volumes Volumes
+	Log     logrus.FieldLogger
 	// DNS decides the pods' resolv.conf (--cluster-dns, --cluster-domain,
 	// --resolv-conf). nil: no cluster DNS and no host file to start from
 	// (the kubelet's --resolv-conf="": nameserver 127.0.0.1).
@@ -54,6 +56,7 @@ type Manager struct {
 	runtimeName string
 	owner       string
 	dirs        poddir.Dirs
+	volumes     Volumes
 
 	crashBackoff *backoff
 	imageBackoff *backoff
@@ -76,6 +79,9 @@ type Manager struct {
 
 // NewManager returns a manager for cfg.Runtime.
 func NewManager(cfg Config) *Manager {
+	if cfg.Volumes == nil {
+		cfg.Volumes = noVolumes{}
+	}
 	if cfg.DNS == nil {
 		cfg.DNS = dns.NewConfigurer(cfg.Recorder, cfg.Log, nil, nil, nil, "", "")
 	}
@@ -84,6 +90,7 @@ func NewManager(cfg Config) *Manager {
 	}
 	return &Manager{
 		rt: cfg.Runtime, rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs,
+		volumes:      cfg.Volumes,
 		crashBackoff: newBackoff(backoffInitial, backoffMax),
 		imageBackoff: newBackoff(backoffInitial, backoffMax),
 		waiting:      map[string]map[string]status.Waiting{},

@@ -34,6 +34,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		res.Terminal = true
 		return res, nil
 	}
+	if err := m.mountVolumes(ctx, pod); err != nil {
+		return res, err
+	}
 	sb := ps.Sandbox()
 	if sb == nil || sb.State != runtime.SandboxReady {
 		turn, err := m.startSlot(ctx)
@@ -173,6 +176,9 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contain
 	}
 	cfg := containerConfig(pod, c, env, attempt, isInit(pod, c.Name))
 	cfg.Labels[runtime.LabelOwner] = m.owner
+	if cfg.Mounts, err = m.containerMounts(pod, c, env); err != nil {
+		return Result{}, err
+	}
 	if err := m.networkMounts(pod, c, sb, &cfg); err != nil {
 		m.setWaiting(uid, c.Name, &status.Waiting{Reason: "CreateContainerConfigError", Message: err.Error()})
 		m.event(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)

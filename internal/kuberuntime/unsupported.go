@@ -40,8 +40,5 @@ func unsupportedInContainer(c *v1.Container) []string {
 	if c.Lifecycle != nil {
 		out = append(out, field("lifecycle"))
 	}
-	if len(c.VolumeMounts) > 0 {
-		out = append(out, field("volumeMounts"))
-	}
 	return out
 }

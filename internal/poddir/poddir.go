@@ -33,6 +33,12 @@ func (d Dirs) Volume(uid, plugin, name string) string {
 	return filepath.Join(d.Volumes(uid), EscapePlugin(plugin), name)
 }
 
+// VolumePlugin holds a plugin's own files about one volume of the pod
+// (pods/<uid>/plugins/<plugin>/<name>: the emptyDir "ready" marker).
+func (d Dirs) VolumePlugin(uid, plugin, name string) string {
+	return filepath.Join(d.Pod(uid), "plugins", EscapePlugin(plugin), name)
+}
+
 // VolumeSubpaths holds the bind sources the pod's subPath mounts use.
 func (d Dirs) VolumeSubpaths(uid string) string { return filepath.Join(d.Pod(uid), "volume-subpaths") }
 

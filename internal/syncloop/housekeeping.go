@@ -28,6 +28,7 @@ func (l *Loop) housekeeping(ctx context.Context) {
 	for _, uid := range l.orphans(desired) {
 		l.removeOrphan(ctx, uid)
 	}
+	l.cleanupPodDirs()
 	l.cfg.Runtime.GC()
 }
 

@@ -41,6 +41,8 @@ type Config struct {
 	// backend objects are never removed as an orphan's, whatever the sources
 	// say (a pod deleted while runlet was down is handed over late).
 	InAPI func(types.UID) bool
+	// Volumes, if set, tears down pods' volumes and directories.
+	Volumes PodVolumes
 }
 
 // Loop is the sync loop.

@@ -62,18 +62,19 @@ func (l *Loop) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, since time.T
 }
 
 // SyncTerminatedPod cleans up after a pod whose containers all stopped. The
-// containers of a finished pod stay for its logs until the pod is deleted.
+// containers of a finished pod stay for its logs until the pod is deleted;
+// its volumes go at once, as on the kubelet.
 func (l *Loop) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, since time.Time) error {
 	_, desired := l.pods.get(pod.UID)
 	if pod.DeletionTimestamp == nil && desired {
-		return nil
+		return l.tearDownVolumes(pod.UID)
 	}
 	ps := l.cfg.Cache.Get(string(pod.UID))
 	if err := l.cfg.Runtime.RemovePod(ctx, ps); err != nil {
 		return err
 	}
 	l.changed.Store(pod.UID, true)
-	return nil
+	return l.tearDownVolumes(pod.UID)
 }
 
 func (l *Loop) setStatus(pod *v1.Pod, ps *runtime.PodStatus, terminal bool) {

@@ -122,7 +122,7 @@ func checkSpec(t *testing.T, spec ContainerSpec) {
 	if spec.WorkDir != "/w" || spec.User != "1000:1000" || !spec.Stdin || !spec.Terminal {
 		t.Errorf("work_dir %q user %q stdin %v terminal %v", spec.WorkDir, spec.User, spec.Stdin, spec.Terminal)
 	}
-	wantMounts := []Mount{{Destination: "/c", Type: "bind", Source: "/h", Options: []string{"rbind", "ro"}}}
+	wantMounts := []Mount{{Destination: "/c", Type: "bind", Source: "/h", Options: []string{"rbind", "ro", "rprivate"}}}
 	if !reflect.DeepEqual(spec.Mounts, wantMounts) {
 		t.Errorf("mounts = %+v", spec.Mounts)
 	}

@@ -80,12 +80,22 @@ func envMap(env []string) map[string]string {
 	return m
 }
 
+// bindMounts turns the contract's mounts into libpod bind mounts. The
+// propagation is the CRI's: private by default, rslave for HostToContainer
+// (mounts the host makes later below the source show up inside), rshared
+// for Bidirectional (and mounts made inside show up on the host).
 func bindMounts(ms []runtime.Mount) []Mount {
 	var out []Mount
 	for _, m := range ms {
-		opts := []string{"rbind", "rw"}
+		opts := []string{"rbind", "rw", "rprivate"}
 		if m.ReadOnly {
 			opts[1] = "ro"
+		}
+		switch m.Propagation {
+		case "HostToContainer":
+			opts[2] = "rslave"
+		case "Bidirectional":
+			opts[2] = "rshared"
 		}
 		out = append(out, Mount{Destination: m.ContainerPath, Type: "bind", Source: m.HostPath, Options: opts})
 	}

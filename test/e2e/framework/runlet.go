@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -398,6 +399,7 @@ func (r *Runlet) cleanup() {
 	if t.Failed() {
 		t.Logf("--- tail of runlet log %s (node %s):\n%s", r.LogPath, r.NodeName, tail(r.LogPath, 80))
 	}
+	r.unmountLeftovers()
 	if !r.opts.KeepPods {
 		if n := removePodmanObjects("label=" + LabelOwner + "=" + r.NodeName); n > 0 {
 			t.Logf("runlet %s left %d podman pods/containers behind after its pods were deleted; removed them", r.NodeName, n)
@@ -437,7 +439,7 @@ func (r *Runlet) deleteNodePods(ctx context.Context, c *Cluster) {
 		}
 	}
 	if len(uids) > 0 && r.Running() {
-		_ = poll(30*time.Second, func() (bool, error) {
+		err := poll(30*time.Second, func() (bool, error) {
 			for _, u := range uids {
 				if ctrs, err := podmanContainers("label=" + LabelPodUID + "=" + string(u)); err != nil || len(ctrs) > 0 {
 					return false, err
@@ -445,6 +447,40 @@ func (r *Runlet) deleteNodePods(ctx context.Context, c *Cluster) {
 			}
 			return true, nil
 		}, false)
+		if err != nil {
+			return // some pod still runs (a static pod whose manifest is still there)
+		}
+		// And their volumes (tmpfs mounts under the root dir) and directories.
+		_ = poll(30*time.Second, func() (bool, error) {
+			for _, u := range uids {
+				if _, err := os.Stat(filepath.Join(r.RootDir, "pods", string(u))); err == nil {
+					return false, nil
+				}
+			}
+			return true, nil
+		}, false)
+	}
+}
+
+// unmountLeftovers unmounts what a stopped runlet left mounted below its
+// root dir (pods' tmpfs and subPath mounts stay while runlet is down, as a
+// kubelet's do), so that the test's temp dir can be removed.
+func (r *Runlet) unmountLeftovers() {
+	b, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return
+	}
+	var points []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], r.RootDir+"/") {
+			points = append(points, f[1])
+		}
+	}
+	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
+	for _, p := range points {
+		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil {
+			r.t.Logf("unmount %s: %v", p, err)
+		}
 	}
 }
 

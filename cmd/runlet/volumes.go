@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/runlet/runlet/internal/envvars"
+	"github.com/runlet/runlet/internal/objects"
+	"github.com/runlet/runlet/internal/poddir"
+	"github.com/runlet/runlet/internal/token"
+	"github.com/runlet/runlet/internal/volume"
+	"github.com/sirupsen/logrus"
+	"k8s.io/client-go/kubernetes"
+)
+
+// objectResync is how often pods' volumes are re-read (the pods' resync);
+// a watch of an object nobody read for five of those stops until the next
+// read, as on the kubelet.
+const objectResync = time.Minute
+
+// podObjects are the configMaps and secrets of the node's pods, watched one
+// by one; volumes and env both read them.
+type podObjects struct {
+	configMaps *objects.ConfigMaps
+	secrets    *objects.Secrets
+}
+
+func newPodObjects(ctx context.Context, client kubernetes.Interface) podObjects {
+	return podObjects{
+		configMaps: objects.NewConfigMaps(client, objectResync, ctx.Done()),
+		secrets:    objects.NewSecrets(client, objectResync, ctx.Done()),
+	}
+}
+
+// newVolumes is the pods' volume manager: its files under --root-dir,
+// tokens from the TokenRequest API.
+func newVolumes(ctx context.Context, o *options, client kubernetes.Interface, objs podObjects, log *logrus.Entry) *volume.Manager {
+	return volume.NewManager(volume.Config{
+		Dirs: poddir.New(o.RootDir), ConfigMaps: objs.configMaps, Secrets: objs.secrets,
+		Tokens: token.NewManager(client, ctx.Done()), Client: client,
+		ResourceFieldRef: envvars.ResourceFieldRef, Log: log.WithField("component", "volume"),
+	})
+}

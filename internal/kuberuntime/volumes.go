@@ -1,0 +1,57 @@
+package kuberuntime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/status"
+	v1 "k8s.io/api/core/v1"
+)
+
+// Volumes prepares pods' volumes and the containers' mounts of them
+// (internal/volume).
+type Volumes interface {
+	// SetUpPod sets up the pod's volumes, and updates those that follow a
+	// source; errs are FailedMount messages, ready is false while a volume
+	// was never set up.
+	SetUpPod(ctx context.Context, pod *v1.Pod) (ready bool, errs []error)
+	// ContainerMounts are the container's volumeMounts as bind mounts.
+	ContainerMounts(pod *v1.Pod, c *v1.Container, env []v1.EnvVar) ([]runtime.Mount, error)
+}
+
+// noVolumes serves a manager built without volumes (tests).
+type noVolumes struct{}
+
+func (noVolumes) SetUpPod(context.Context, *v1.Pod) (bool, []error) { return true, nil }
+
+func (noVolumes) ContainerMounts(*v1.Pod, *v1.Container, []v1.EnvVar) ([]runtime.Mount, error) {
+	return nil, nil
+}
+
+// mountVolumes sets up the pod's volumes before its sandbox and containers,
+// as the kubelet waits for them in SyncPod: until every volume is ready the
+// containers wait (ContainerCreating) and each failure is a FailedMount event.
+func (m *Manager) mountVolumes(ctx context.Context, pod *v1.Pod) error {
+	ready, errs := m.volumes.SetUpPod(ctx, pod)
+	for _, err := range errs {
+		m.event(pod, v1.EventTypeWarning, "FailedMount", "%v", err)
+	}
+	if !ready {
+		return fmt.Errorf("unable to attach or mount volumes: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// containerMounts are the container's mounts; a mount that cannot be made
+// (a bad subPath) keeps the container waiting with CreateContainerConfigError.
+func (m *Manager) containerMounts(pod *v1.Pod, c *v1.Container, env []v1.EnvVar) ([]runtime.Mount, error) {
+	mounts, err := m.volumes.ContainerMounts(pod, c, env)
+	if err != nil {
+		m.setWaiting(string(pod.UID), c.Name, &status.Waiting{Reason: "CreateContainerConfigError", Message: err.Error()})
+		m.event(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		return nil, err
+	}
+	return mounts, nil
+}

@@ -1,0 +1,122 @@
+package kuberuntime
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runlet/runlet/internal/pleg"
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/runtimefake"
+	"github.com/sirupsen/logrus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+)
+
+// fakeVolumes is a volume manager whose answers the test sets.
+type fakeVolumes struct {
+	ready    bool
+	errs     []error
+	mounts   []runtime.Mount
+	mountErr error
+}
+
+func (f *fakeVolumes) SetUpPod(context.Context, *v1.Pod) (bool, []error) { return f.ready, f.errs }
+
+func (f *fakeVolumes) ContainerMounts(*v1.Pod, *v1.Container, []v1.EnvVar) ([]runtime.Mount, error) {
+	return f.mounts, f.mountErr
+}
+
+func newVolumesEnv(t *testing.T, vols *fakeVolumes) (*env, *record.FakeRecorder) {
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	f := runtimefake.New()
+	cache := pleg.NewCache()
+	rec := record.NewFakeRecorder(100)
+	return &env{t: t, ctx: context.Background(), f: f, cache: cache,
+		m: NewManager(Config{Runtime: f, Recorder: rec, RuntimeName: "podman", Owner: "node-1", Log: log,
+			Volumes: vols}),
+		pleg: pleg.New(f, cache, time.Hour, log)}, rec
+}
+
+func events(rec *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+// TestSyncPodWaitsForVolumes: a volume that cannot be set up keeps the pod
+// from getting a sandbox, with a FailedMount event; it starts once the
+// volume is ready.
+func TestSyncPodWaitsForVolumes(t *testing.T) {
+	vols := &fakeVolumes{errs: []error{errors.New(`MountVolume.SetUp failed for volume "cfg" : configmap "x" not found`)}}
+	e, rec := newVolumesEnv(t, vols)
+	pod := newPod(v1.RestartPolicyAlways, "c")
+	if _, err := e.sync(pod); err == nil || !strings.Contains(err.Error(), `configmap "x" not found`) {
+		t.Fatalf("SyncPod with a volume not ready: %v", err)
+	}
+	if n := e.f.Calls("CreateSandbox"); n != 0 {
+		t.Fatalf("a sandbox was created before the volumes were ready")
+	}
+	evs := events(rec)
+	if len(evs) != 1 || !strings.HasPrefix(evs[0], `Warning FailedMount MountVolume.SetUp failed for volume "cfg"`) {
+		t.Fatalf("events %q", evs)
+	}
+
+	vols.ready, vols.errs = true, nil
+	vols.mounts = []runtime.Mount{{HostPath: "/root/pods/uid-1/volumes/kubernetes.io~configmap/cfg", ContainerPath: "/etc/cfg", ReadOnly: true}}
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	cfg, ok := e.f.Config(e.latest(pod, "c").ID)
+	if !ok || len(cfg.Mounts) != 1 || cfg.Mounts[0] != vols.mounts[0] {
+		t.Fatalf("container created with mounts %+v, want %+v", cfg.Mounts, vols.mounts)
+	}
+}
+
+// TestSyncPodUpdateFailureDoesNotBlock: a volume that was set up once and
+// fails to update is reported, but the pod runs on.
+func TestSyncPodUpdateFailureDoesNotBlock(t *testing.T) {
+	vols := &fakeVolumes{ready: true, errs: []error{errors.New(`MountVolume.SetUp failed for volume "cfg" : configmap "x" not found`)}}
+	e, rec := newVolumesEnv(t, vols)
+	pod := newPod(v1.RestartPolicyAlways, "c")
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	if e.latest(pod, "c").State != runtime.ContainerRunning {
+		t.Fatal("the container did not start")
+	}
+	if evs := events(rec); !strings.Contains(strings.Join(evs, "\n"), "FailedMount") {
+		t.Errorf("no FailedMount event: %q", evs)
+	}
+}
+
+// TestContainerMountsError: a mount that cannot be made (a bad subPath)
+// leaves the container waiting with CreateContainerConfigError.
+func TestContainerMountsError(t *testing.T) {
+	vols := &fakeVolumes{ready: true, mountErr: errors.New("unable to provision SubPath `../x`: must not contain '..'")}
+	e, rec := newVolumesEnv(t, vols)
+	pod := newPod(v1.RestartPolicyAlways, "c")
+	if _, err := e.sync(pod); err == nil {
+		t.Fatal("SyncPod succeeded with a bad subPath")
+	}
+	if n := e.f.Calls("CreateContainer"); n != 0 {
+		t.Fatalf("the container was created")
+	}
+	w := e.m.Waiting("uid-1")["c"]
+	if w.Reason != "CreateContainerConfigError" || !strings.Contains(w.Message, "must not contain '..'") {
+		t.Fatalf("waiting %+v", w)
+	}
+	if evs := events(rec); !strings.Contains(strings.Join(evs, "\n"), "Warning Failed Error: unable to provision SubPath") {
+		t.Errorf("events %q", evs)
+	}
+}

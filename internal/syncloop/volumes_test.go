@@ -1,0 +1,116 @@
+package syncloop
+
+import (
+	"context"
+	"io"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runlet/runlet/internal/kuberuntime"
+	"github.com/runlet/runlet/internal/pleg"
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/runtimefake"
+	"github.com/runlet/runlet/internal/status"
+	"github.com/sirupsen/logrus"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// fakeVolumes records tear-downs and which pod directories would go.
+type fakeVolumes struct {
+	mu       sync.Mutex
+	dirs     []string // pods with a directory
+	torn     []types.UID
+	removed  []string
+	cleanups int
+}
+
+func (f *fakeVolumes) TearDownPod(uid types.UID) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.torn = append(f.torn, uid)
+	return nil
+}
+
+func (f *fakeVolumes) CleanupPodDirs(keep func(string) bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cleanups++
+	var left []string
+	for _, uid := range f.dirs {
+		if keep(uid) {
+			left = append(left, uid)
+		} else {
+			f.removed = append(f.removed, uid)
+		}
+	}
+	f.dirs = left
+	return nil
+}
+
+// TestPodDirsCleanedOnceGone: housekeeping removes the directories of pods
+// no source holds, no worker is busy with and no backend object belongs to,
+// and only once every source has been seen.
+func TestPodDirsCleanedOnceGone(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	f := runtimefake.New()
+	if _, err := f.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: "in-backend", Namespace: "ns", Name: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	cache := pleg.NewCache()
+	pl := pleg.New(f, cache, time.Hour, log)
+	pl.Relist(ctx)
+	vols := &fakeVolumes{dirs: []string{"desired", "in-backend", "worker", "gone"}}
+	seen := false
+	l := New(Config{SourcesSeen: func() bool { return seen }, PLEG: pl, Cache: cache, Status: status.NewManager(),
+		Runtime: kuberuntime.NewManager(kuberuntime.Config{Runtime: f, RuntimeName: "podman", Owner: "node-1", Log: log}),
+		Volumes: vols, Log: log})
+	l.workers = newPodWorkers(ctx, &fakeSyncer{calls: make(chan call, 100)}, l.queue, time.Hour, time.Hour)
+	l.pods.set(&v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "desired", Name: "desired", Namespace: "ns"}})
+	// A pod being terminated: its worker still runs after the source dropped it.
+	l.workers.UpdatePod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "worker", Name: "w", Namespace: "ns"}}, SyncPodKill, nil)
+
+	l.housekeeping(ctx)
+	if vols.cleanups != 0 {
+		t.Fatal("pod directories were cleaned before every source was seen")
+	}
+	seen = true
+	l.housekeeping(ctx)
+	sort.Strings(vols.dirs)
+	if len(vols.removed) != 1 || vols.removed[0] != "gone" {
+		t.Errorf("removed %v, kept %v; want only 'gone' removed", vols.removed, vols.dirs)
+	}
+}
+
+// TestSyncTerminatedPodTearsDownVolumes: a finished pod's volumes go at
+// once (its containers stay for logs), a deleted pod's after its backend
+// objects.
+func TestSyncTerminatedPodTearsDownVolumes(t *testing.T) {
+	ctx := context.Background()
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	f := runtimefake.New()
+	cache := pleg.NewCache()
+	vols := &fakeVolumes{}
+	l := New(Config{SourcesSeen: func() bool { return true }, PLEG: pleg.New(f, cache, time.Hour, log), Cache: cache,
+		Status: status.NewManager(), Volumes: vols, Log: log,
+		Runtime: kuberuntime.NewManager(kuberuntime.Config{Runtime: f, RuntimeName: "podman", Owner: "node-1", Log: log})})
+	finished := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "finished", Name: "f", Namespace: "ns"}}
+	l.pods.set(finished)
+	if err := l.SyncTerminatedPod(ctx, finished, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	deleted := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "deleted", Name: "d", Namespace: "ns", DeletionTimestamp: &metav1.Time{Time: time.Now()}}}
+	if err := l.SyncTerminatedPod(ctx, deleted, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(vols.torn) != 2 || vols.torn[0] != "finished" || vols.torn[1] != "deleted" {
+		t.Errorf("torn down %v", vols.torn)
+	}
+}

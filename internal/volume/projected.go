@@ -1,0 +1,98 @@
+package volume
+
+import (
+	"errors"
+	"maps"
+
+	"github.com/runlet/runlet/internal/volume/atomic"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	v1 "k8s.io/api/core/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+)
+
+// setUpProjected writes configMaps, secrets, downward API fields and
+// service account tokens into one directory (tmpfs), as the kubelet's
+// projected plugin. Each source that fails is reported; none is written
+// until all succeed.
+func (m *Manager) setUpProjected(pod *v1.Pod, name string, src *v1.ProjectedVolumeSource, dir string, args mountArgs) error {
+	payload, err := m.projectedPayload(pod, src, args)
+	if err != nil {
+		return err
+	}
+	return m.writeVolume(pod, name, v1.StorageMediumMemory, dir, payload, args)
+}
+
+func (m *Manager) projectedPayload(pod *v1.Pod, src *v1.ProjectedVolumeSource, args mountArgs) (map[string]atomic.FileProjection, error) {
+	defaultMode := orDefaultMode(src.DefaultMode)
+	var errs []error
+	payload := map[string]atomic.FileProjection{}
+	add := func(p map[string]atomic.FileProjection, err error) {
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		maps.Copy(payload, p)
+	}
+	for _, s := range src.Sources {
+		switch {
+		case s.Secret != nil:
+			optional := isTrue(s.Secret.Optional)
+			sec, err := m.secret(pod.Namespace, s.Secret.Name, optional)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			add(secretPayload(s.Secret.Items, sec, defaultMode, optional))
+		case s.ConfigMap != nil:
+			optional := isTrue(s.ConfigMap.Optional)
+			cm, err := m.configMap(pod.Namespace, s.ConfigMap.Name, optional)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			add(configMapPayload(s.ConfigMap.Items, cm, defaultMode, optional))
+		case s.DownwardAPI != nil:
+			add(m.downwardAPIPayload(s.DownwardAPI.Items, pod, defaultMode))
+		case s.ServiceAccountToken != nil:
+			add(m.tokenPayload(pod, s.ServiceAccountToken, defaultMode, args))
+		case s.ClusterTrustBundle != nil:
+			errs = append(errs, errors.New("runlet does not support clusterTrustBundle projections"))
+		case s.PodCertificate != nil:
+			errs = append(errs, errors.New("runlet does not support podCertificate projections"))
+		}
+	}
+	return payload, utilerrors.NewAggregate(errs)
+}
+
+// tokenPayload is a token of the pod's service account, requested through
+// the TokenRequest API and bound to the pod, so it dies with the pod. The
+// file is 0600 when a user or group will own it (the fsGroup change then
+// makes it 0640).
+func (m *Manager) tokenPayload(pod *v1.Pod, tp *v1.ServiceAccountTokenProjection, defaultMode int32, args mountArgs) (map[string]atomic.FileProjection, error) {
+	if m.cfg.Tokens == nil {
+		return nil, errors.New("cannot get service account tokens: no API server")
+	}
+	mode := defaultMode
+	if args.fsUser != nil || args.fsGroup != nil {
+		mode = 0600
+	}
+	var auds []string
+	if tp.Audience != "" {
+		auds = []string{tp.Audience}
+	}
+	tr, err := m.cfg.Tokens.GetServiceAccountToken(pod.Namespace, pod.Spec.ServiceAccountName, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{
+			Audiences:         auds,
+			ExpirationSeconds: tp.ExpirationSeconds,
+			BoundObjectRef: &authenticationv1.BoundObjectReference{
+				APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID,
+			},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]atomic.FileProjection{
+		tp.Path: {Data: []byte(tr.Status.Token), Mode: mode, FsUser: args.fsUser},
+	}, nil
+}
