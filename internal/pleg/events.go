@@ -23,14 +23,31 @@ func (p *PLEG) watchBackendEvents(ctx context.Context) {
 			continue
 		}
 		backoff = wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Cap: 10 * time.Second, Steps: 1 << 30}
+		if !p.setEvented(true) {
+			// Back after a break: what changed before the stream came back
+			// is only in a listing.
+			p.Trigger()
+		}
 		for e := range ch {
 			p.log.WithFields(logrus.Fields{"pod": e.PodUID, "container": e.ContainerID, "action": e.Action, "at": e.Time}).Trace("backend event")
 			p.handleBackendEvent(e)
 		}
-		// A broken stream may have lost events: relist to be sure.
+		// A broken stream may have lost events: relist to be sure, and
+		// every relist period until the stream is back.
+		p.setEvented(false)
 		p.Trigger()
 		sleep(ctx, 100*time.Millisecond)
 	}
+}
+
+// setEvented records whether the event stream is up; the relist period
+// follows (see eventedRelistPeriod). It returns the state before.
+func (p *PLEG) setEvented(up bool) bool {
+	was := p.evented.Swap(up)
+	if was != up {
+		p.log.WithField("eventStream", up).Info("backend event stream state changed; relist period follows")
+	}
+	return was
 }
 
 func sleep(ctx context.Context, d time.Duration) {

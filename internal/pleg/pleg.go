@@ -33,8 +33,18 @@ type Event struct {
 	ContainerID string
 }
 
-// unhealthyAfter is the kubelet's relist threshold for PLEG health.
-const unhealthyAfter = 3 * time.Minute
+// The kubelet's relist thresholds for PLEG health: the generic PLEG's, and
+// the evented PLEG's, which relists rarely while the event stream works.
+const (
+	unhealthyAfter        = 3 * time.Minute
+	eventedUnhealthyAfter = 10 * time.Minute
+)
+
+// eventedRelistPeriod is how often the backend is relisted while its event
+// stream is up, as the kubelet's evented PLEG does: events (and, on podman,
+// conmon's exit files) then say what changed, and each names the pod to
+// refresh. Without a stream the relist runs every period again.
+const eventedRelistPeriod = 300 * time.Second
 
 // PLEG relists the backend and emits lifecycle events.
 type PLEG struct {
@@ -44,6 +54,8 @@ type PLEG struct {
 	events  chan *Event
 	trigger chan struct{}
 	last    atomic.Int64 // unix nanos of the last successful relist
+	// evented is set while the backend's event stream is up.
+	evented atomic.Bool
 	log     logrus.FieldLogger
 	// relistMu serialises full relists.
 	relistMu sync.Mutex
@@ -87,7 +99,19 @@ func (p *PLEG) Healthy() (bool, time.Duration) {
 		return true, 0
 	}
 	since := time.Since(time.Unix(0, last))
-	return since <= unhealthyAfter, since
+	limit := unhealthyAfter
+	if p.evented.Load() {
+		limit = eventedUnhealthyAfter
+	}
+	return since <= limit, since
+}
+
+// relistPeriod is the wait before the next relist.
+func (p *PLEG) relistPeriod() time.Duration {
+	if p.evented.Load() {
+		return max(p.period, eventedRelistPeriod)
+	}
+	return p.period
 }
 
 // Run relists until ctx ends. The period runs from the end of one relist
@@ -100,7 +124,7 @@ func (p *PLEG) Run(ctx context.Context) {
 	defer t.Stop()
 	for {
 		p.Relist(ctx)
-		t.Reset(p.period)
+		t.Reset(p.relistPeriod())
 		select {
 		case <-ctx.Done():
 			p.cache.Wake()

@@ -474,12 +474,22 @@ func (f *Fake) Events(ctx context.Context) (<-chan runtime.Event, error) {
 		for i, s := range f.subs {
 			if s == ch {
 				f.subs = append(f.subs[:i], f.subs[i+1:]...)
+				close(ch)
 				break
 			}
 		}
-		close(ch)
 	}()
 	return ch, nil
+}
+
+// BreakEvents ends every open event stream, as a restarting backend does.
+func (f *Fake) BreakEvents() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, ch := range f.subs {
+		close(ch)
+	}
+	f.subs = nil
 }
 
 // Logs implements runtime.Runtime: it writes what SetLogs stored.
