@@ -193,7 +193,7 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		c.provider.Store(prov)
 		c.mirror.SetPodLister(pc.Pods)
 		objs := &envvars.APIObjects{
-			ConfigMaps: c.objects.configMaps, Secrets: c.objects.secrets, ServiceLister: pc.Services,
+			ConfigMaps: c.objects.configMaps, Secrets: c.objects.secrets, ServiceSource: c.objects.services,
 		}
 		c.runtime.SetEnv(envvars.NewResolver(objs), []string{nodeIP})
 		c.runtime.SetPullSecrets(objs)
@@ -211,7 +211,7 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		return err
 	}
 	n, err := nodeutil.NewNode(o.NodeName, newProvider,
-		nodeutil.WithClient(client),
+		nodeutil.WithClient(frameworkClient{client}),
 		func(cfg *nodeutil.NodeConfig) error {
 			cfg.HTTPListenAddr = net.JoinHostPort(o.Address, strconv.Itoa(int(o.KubeletPort)))
 			cfg.TLSConfig = tlsCfg

@@ -19,16 +19,19 @@ import (
 const objectResync = time.Minute
 
 // podObjects are the configMaps and secrets of the node's pods, watched one
-// by one; volumes and env both read them.
+// by one (volumes and env both read them), and the services of the
+// namespaces pods start containers in (service links).
 type podObjects struct {
 	configMaps *objects.ConfigMaps
 	secrets    *objects.Secrets
+	services   *objects.Services
 }
 
 func newPodObjects(ctx context.Context, client kubernetes.Interface) podObjects {
 	return podObjects{
 		configMaps: objects.NewConfigMaps(client, objectResync, ctx.Done()),
 		secrets:    objects.NewSecrets(client, objectResync, ctx.Done()),
+		services:   objects.NewServices(client, ctx.Done()),
 	}
 }
 

@@ -21,7 +21,8 @@ type Objects interface {
 	ConfigMap(namespace, name string) (*v1.ConfigMap, error)
 	Secret(namespace, name string) (*v1.Secret, error)
 	// Services lists the services of every namespace.
-	Services() ([]*v1.Service, error)
+	// Services lists a namespace's services.
+	Services(namespace string) ([]*v1.Service, error)
 }
 
 // Pod is what the environment may draw on besides the spec: the addresses

@@ -32,7 +32,15 @@ func (o *objects) Secret(ns, name string) (*v1.Secret, error) {
 	return nil, apierrors.NewNotFound(v1.Resource("secret"), name)
 }
 
-func (o *objects) Services() ([]*v1.Service, error) { return o.services, nil }
+func (o *objects) Services(ns string) ([]*v1.Service, error) {
+	var out []*v1.Service
+	for _, s := range o.services {
+		if s.Namespace == ns {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
 
 func service(ns, name, ip string, ports ...v1.ServicePort) *v1.Service {
 	return &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1.ServiceSpec{ClusterIP: ip, Ports: ports}}

@@ -17,9 +17,16 @@ func (r *Resolver) serviceEnv(ns string, links bool) (map[string]string, error) 
 	if r.objs == nil {
 		return env, nil
 	}
-	all, err := r.objs.Services()
+	all, err := r.objs.Services(metav1.NamespaceDefault)
 	if err != nil {
 		return nil, err
+	}
+	if links && ns != metav1.NamespaceDefault {
+		own, err := r.objs.Services(ns)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, own...)
 	}
 	chosen := map[string]*v1.Service{}
 	for _, s := range all {
