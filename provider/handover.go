@@ -129,9 +129,11 @@ func (p *Provider) HasAPIPod(uid types.UID) bool {
 	return false
 }
 
-// reconcilePeriod is how often statuses are compared with the API's, as the
-// kubelet's status manager does.
-const reconcilePeriod = 10 * time.Second
+// reconcilePeriod is how often statuses are compared with the API's. The
+// kubelet's status manager does it every 10 s; runlet does it twice as
+// often, because the framework drops an update after a few retries, so after
+// an apiserver outage this comparison is what brings the statuses back.
+const reconcilePeriod = 5 * time.Second
 
 // reconcileStatuses sends again the statuses the API does not show.
 func (p *Provider) reconcileStatuses() {
