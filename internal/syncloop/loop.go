@@ -41,6 +41,9 @@ type Config struct {
 	// backend objects are never removed as an orphan's, whatever the sources
 	// say (a pod deleted while runlet was down is handed over late).
 	InAPI func(types.UID) bool
+	// Admit, if set, may refuse a new pod with a reason and message (the
+	// eviction manager's admission under node pressure).
+	Admit func(*v1.Pod) (ok bool, reason, message string)
 }
 
 // Loop is the sync loop.
@@ -57,6 +60,10 @@ type Loop struct {
 	removing   map[string]*removal
 	// rejected holds pods refused at admission until they leave their source.
 	rejected map[types.UID]struct{}
+	// statusFuncs amend the final statuses of pods killed by KillPod.
+	statusFuncs sync.Map
+	// started is closed once Run has made the workers.
+	started chan struct{}
 }
 
 const (
@@ -70,7 +77,7 @@ func New(cfg Config) *Loop {
 	if cfg.ResyncInterval == 0 {
 		cfg.ResyncInterval = time.Minute
 	}
-	return &Loop{cfg: cfg, pods: newPodManager(), queue: newWorkQueue(), log: cfg.Log, removing: map[string]*removal{}, rejected: map[types.UID]struct{}{}}
+	return &Loop{cfg: cfg, pods: newPodManager(), queue: newWorkQueue(), log: cfg.Log, removing: map[string]*removal{}, rejected: map[types.UID]struct{}{}, started: make(chan struct{})}
 }
 
 // Run blocks until ctx ends.
@@ -79,6 +86,7 @@ func (l *Loop) Run(ctx context.Context) {
 	l.workers.changed = l.takeChanged
 	l.workers.afterSync = l.afterSync
 	l.workers.onRestart = l.forgetRun
+	close(l.started)
 	syncTicker := time.NewTicker(syncPeriod)
 	defer syncTicker.Stop()
 	hk := time.NewTicker(housekeepingPeriod)
@@ -131,6 +139,12 @@ func (l *Loop) handleUpdate(u podconfig.PodUpdate) {
 
 // handleAdd admits a pod, as HandlePodAdditions does.
 func (l *Loop) handleAdd(p *v1.Pod) {
+	if l.cfg.Admit != nil && !l.workers.known(p.UID) {
+		if ok, reason, msg := l.cfg.Admit(p); !ok {
+			l.reject(p, reason, msg)
+			return
+		}
+	}
 	if l.cfg.MaxPods > 0 && !l.workers.known(p.UID) && l.activePods() >= l.cfg.MaxPods {
 		l.reject(p, "OutOfpods", "Node didn't have enough resource: pods")
 		return
@@ -210,6 +224,7 @@ func (l *Loop) afterSync(uid types.UID) {
 
 // forgetRun drops what was kept of a pod's earlier run when it starts over.
 func (l *Loop) forgetRun(uid types.UID) {
+	l.statusFuncs.Delete(uid)
 	l.cfg.Status.Delete(uid)
 	l.cfg.Runtime.Forget(string(uid))
 }
