@@ -59,6 +59,7 @@ func TestDiskPressureEvicts(t *testing.T) {
 	threshold := int64(float64(int64(st.Blocks)*st.Bsize) * float64(float32(0.1))) // as the kubelet computes 10 %
 	prefix := fmt.Sprintf("The node was low on resource: ephemeral-storage. Threshold quantity: %d, available: ", threshold)
 	msg := filler.Status.Message
+	t.Logf("filler: %s/%s %q", filler.Status.Phase, filler.Status.Reason, msg)
 	if filler.Status.Phase != v1.PodFailed || !strings.HasPrefix(msg, prefix) ||
 		!strings.Contains(msg, ". Container filler was using ") ||
 		!strings.HasSuffix(msg, ", request is 0, has larger consumption of ephemeral-storage. ") {
