@@ -172,6 +172,7 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		if err != nil {
 			return nil, nil, err
 		}
+		nodeinfo.Reserve(pc.Node, eviction.HardEvictionReservation(o.evictionThresholds, pc.Node.Status.Capacity))
 		prov = provider.New(provider.Config{
 			NodeName: o.NodeName, Source: apiSource, Status: c.status, Runtime: c.backend,
 			Pods: c, APIPods: pc.Pods, Log: log.WithField("component", "provider"), Static: c.mirror,
