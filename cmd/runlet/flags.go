@@ -48,6 +48,9 @@ type options struct {
 
 	// BootstrapServingCert is the kubelet's --rotate-server-certificates.
 	BootstrapServingCert bool
+
+	// Node pressure and eviction (--eviction-hard, ...).
+	evictionOptions
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -84,6 +87,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", "", "domain of the cluster (e.g. cluster.local); pods search <ns>.svc.<domain>, svc.<domain> and <domain>")
 	fs.StringVar(&o.ResolvConf, "resolv-conf", "/etc/resolv.conf", "resolver configuration file that pods' DNS settings start from; empty: none (nameserver 127.0.0.1)")
 	fs.DurationVar(&o.ImagePullTimeout, "image-pull-timeout", 10*time.Minute, "how long one image pull may take before it is cancelled")
+	addEvictionFlags(fs, o)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -94,6 +98,9 @@ func parseFlags(args []string) (*options, error) {
 	o.ContainerLogMaxSize = q.Value()
 	if o.ContainerLogMaxFiles < 2 {
 		return nil, fmt.Errorf("--container-log-max-files must be at least 2, not %d", o.ContainerLogMaxFiles)
+	}
+	if err := o.parseEviction(); err != nil {
+		return nil, err
 	}
 	if o.NodeName == "" {
 		return nil, fmt.Errorf("--nodename is required")

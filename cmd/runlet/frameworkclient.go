@@ -48,7 +48,9 @@ func selectNothing(opts metav1.ListOptions) metav1.ListOptions {
 	return opts
 }
 
-type noConfigMaps struct{ corev1client.ConfigMapInterface }
+type noConfigMaps struct {
+	corev1client.ConfigMapInterface
+}
 
 func (c noConfigMaps) List(ctx context.Context, opts metav1.ListOptions) (*v1.ConfigMapList, error) {
 	return c.ConfigMapInterface.List(ctx, selectNothing(opts))

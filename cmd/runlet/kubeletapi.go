@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/runlet/runlet/internal/kubeletserver"
+	"github.com/runlet/runlet/internal/poddir"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/stats"
 	"github.com/sirupsen/logrus"
@@ -46,15 +47,16 @@ func kubeletAuth(ctx context.Context, o *options, client kubernetes.Interface, h
 }
 
 // newStats measures runlet's root dir as the node filesystem and podman's
-// storage, when it is on this host, as the image filesystem.
-func newStats(o *options, c *core) *stats.Collector {
-	imageFs := "/var/lib/containers/storage"
-	if _, err := os.Stat(imageFs); err != nil {
-		imageFs = storagePath(o.RootDir)
+// storage, when it is on this host, as the image filesystem; the pods'
+// volumes under the root dir, and the containers' logs and writable layers.
+func newStats(o *options, c *core, host runtime.HostInfo, files stats.ContainerFiles) *stats.Collector {
+	c.nodeFs, c.imageFs = storagePath(o.RootDir), host.StorageRoot
+	if _, err := os.Stat(c.imageFs); c.imageFs == "" || err != nil {
+		c.imageFs = c.nodeFs
 	}
 	return stats.New(stats.Config{
 		NodeName: o.NodeName, Backend: c.backend, Pods: c.runtimePods,
-		NodeFsPath: storagePath(o.RootDir), ImageFsPath: imageFs,
+		NodeFsPath: c.nodeFs, ImageFsPath: c.imageFs, Dirs: poddir.New(o.RootDir), Files: files,
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/runlet/runlet/internal/envvars"
+	"github.com/runlet/runlet/internal/eviction"
 	"github.com/runlet/runlet/internal/kubeletserver"
 	"github.com/runlet/runlet/internal/kuberuntime"
 	"github.com/runlet/runlet/internal/logs"
@@ -21,6 +22,7 @@ import (
 	"github.com/runlet/runlet/internal/poddir"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/podman"
+	"github.com/runlet/runlet/internal/stats"
 	"github.com/runlet/runlet/internal/status"
 	"github.com/runlet/runlet/internal/syncloop"
 	"github.com/runlet/runlet/internal/telemetry"
@@ -99,6 +101,10 @@ type core struct {
 	backend runtime.Runtime
 	runtime *kuberuntime.Manager
 	mirror  *mirror.Manager
+	// stats is the node's summary; eviction reads it for node pressure.
+	stats           *stats.Collector
+	nodeFs, imageFs string
+	eviction        *eviction.Manager
 	// provider exists only once the framework built the node.
 	provider atomic.Pointer[provider.Provider]
 	objects  podObjects
@@ -135,9 +141,16 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 		Mirror:      c.mirror,
 		InAPI:       c.inAPI,
 		Volumes:     c.volumes,
+		Admit:       c.admitPressure,
 	})
+	files, _ := rt.(stats.ContainerFiles)
+	c.stats = newStats(o, c, host, files)
+	c.eviction = newEvictionManager(ctx, o, c, rec, log)
 	return c
 }
+
+// admitPressure refuses new pods the node's pressure would not let run.
+func (c *core) admitPressure(p *v1.Pod) (bool, string, string) { return c.eviction.Admit(p) }
 
 // inAPI reports a pod the API holds for the node; before the framework is up
 // nothing is known, so nothing counts as an orphan's yet either.
@@ -151,6 +164,7 @@ func (c *core) start(ctx context.Context) {
 	go c.mirror.Run(ctx)
 	go c.pleg.Run(ctx)
 	go c.loop.Run(ctx)
+	c.eviction.Start(ctx, eviction.MonitoringInterval)
 }
 
 // runningContainers lists the containers that run now, from the PLEG's view.
@@ -184,10 +198,11 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		if err != nil {
 			return nil, nil, err
 		}
+		nodeinfo.Reserve(pc.Node, eviction.HardEvictionReservation(o.evictionThresholds, pc.Node.Status.Capacity))
 		prov = provider.New(provider.Config{
 			NodeName: o.NodeName, Source: apiSource, Status: c.status, Runtime: c.backend,
 			Pods: c, APIPods: pc.Pods, Log: log.WithField("component", "provider"), Static: c.mirror,
-			Stats: newStats(o, c),
+			Stats: c.stats,
 		})
 		apiPods = pc.Pods
 		c.provider.Store(prov)
@@ -198,7 +213,7 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		c.runtime.SetEnv(envvars.NewResolver(objs), []string{nodeIP})
 		c.runtime.SetPullSecrets(objs)
 		c.volumes.SetNodeAllocatable(pc.Node.Status.Allocatable)
-		np := nodeinfo.NewProvider(c.backend, pc.Node, plegHealth(c.pleg))
+		np := nodeinfo.NewProvider(c.backend, pc.Node, plegHealth(c.pleg)).WithPressure(c.eviction.Pressure, rec)
 		return prov, np, nil
 	}
 	tlsCfg, err := kubeletTLS(ctx, o, client, nodeIP, log)

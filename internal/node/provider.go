@@ -3,31 +3,55 @@ package node
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 )
 
 // HealthCheck reports why the node is not healthy (nil when it is).
 type HealthCheck func() error
 
-// Provider is the framework's NodeProvider: Ping asks the backend, and the
-// Ready condition follows the health checks (e.g. the PLEG relisting).
+// PressureSource lists the pressure conditions that hold now, sorted (the
+// eviction manager's).
+type PressureSource func() []v1.NodeConditionType
+
+// Provider is the framework's NodeProvider: Ping asks the backend, the
+// Ready condition follows the health checks (e.g. the PLEG relisting), and
+// the pressure conditions follow the pressure source.
 type Provider struct {
 	rt     runtime.Runtime
 	checks []HealthCheck
 	node   *v1.Node
 
+	pressure PressureSource
+	recorder record.EventRecorder
+
 	mu       sync.Mutex
 	lastErr  string
 	notifyCb func(*v1.Node)
+	// lastPressure and conds are what was last reported; checked says a
+	// check has run (the first one records the pressure events).
+	lastPressure []v1.NodeConditionType
+	conds        []v1.NodeCondition
+	checked      bool
 }
 
 // NewProvider returns a node provider for the node template n.
 func NewProvider(rt runtime.Runtime, n *v1.Node, checks ...HealthCheck) *Provider {
-	return &Provider{rt: rt, node: n, checks: checks}
+	return &Provider{rt: rt, node: n, checks: checks, conds: n.Status.Conditions}
+}
+
+// WithPressure makes the pressure conditions follow src; rec records the
+// kubelet's node events as they change ("Node n status is now:
+// NodeHasDiskPressure"). Call it before the framework starts the node.
+func (p *Provider) WithPressure(src PressureSource, rec record.EventRecorder) *Provider {
+	p.pressure, p.recorder = src, rec
+	return p
 }
 
 // Ping fails when the backend does not answer, so the lease is not renewed
@@ -62,7 +86,8 @@ func (p *Provider) watch(ctx context.Context) {
 	}
 }
 
-// check re-evaluates health and pushes a status only when Ready changed.
+// check re-evaluates health and pressure, and pushes a status only when
+// Ready or a pressure condition changed.
 func (p *Provider) check() {
 	var failed error
 	for _, c := range p.checks {
@@ -75,15 +100,60 @@ func (p *Provider) check() {
 	if failed != nil {
 		msg = failed.Error()
 	}
+	var pressure []v1.NodeConditionType
+	if p.pressure != nil {
+		pressure = p.pressure()
+	}
 	p.mu.Lock()
-	changed := msg != p.lastErr
-	p.lastErr = msg
+	changed := msg != p.lastErr || !slices.Equal(pressure, p.lastPressure)
+	prev, first := p.lastPressure, !p.checked
+	p.lastErr, p.lastPressure, p.checked = msg, pressure, true
 	cb := p.notifyCb
+	var n *v1.Node
+	if changed && cb != nil {
+		n = p.node.DeepCopy()
+		n.Status.Conditions = keepTransitions(p.conds, Conditions(failed, pressure...))
+		p.conds = n.Status.Conditions
+	}
 	p.mu.Unlock()
-	if !changed || cb == nil {
+	if p.pressure != nil {
+		p.recordPressureEvents(prev, pressure, first)
+	}
+	if n != nil {
+		cb(n)
+	}
+}
+
+// recordPressureEvents records, as the kubelet's status setters do, an
+// event for each pressure condition that changed, and for all of them the
+// first time.
+func (p *Provider) recordPressureEvents(prev, now []v1.NodeConditionType, first bool) {
+	if p.recorder == nil {
 		return
 	}
-	n := p.node.DeepCopy()
-	n.Status.Conditions = Conditions(failed)
-	cb(n)
+	ref := &v1.ObjectReference{Kind: "Node", Name: p.node.Name, UID: types.UID(p.node.Name)}
+	for _, pc := range pressureConditions {
+		was, is := slices.Contains(prev, pc.typ), slices.Contains(now, pc.typ)
+		if !first && was == is {
+			continue
+		}
+		event := pc.falseEvent
+		if is {
+			event = pc.trueEvent
+		}
+		p.recorder.Eventf(ref, v1.EventTypeNormal, event, "Node %s status is now: %s", p.node.Name, event)
+	}
+}
+
+// keepTransitions keeps the transition time of each condition whose status
+// did not change since it was last reported.
+func keepTransitions(old, conds []v1.NodeCondition) []v1.NodeCondition {
+	for i := range conds {
+		for _, o := range old {
+			if o.Type == conds[i].Type && o.Status == conds[i].Status {
+				conds[i].LastTransitionTime = o.LastTransitionTime
+			}
+		}
+	}
+	return conds
 }

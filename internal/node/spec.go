@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	goruntime "runtime"
+	"slices"
 	"strings"
 
 	"github.com/runlet/runlet/internal/runtime"
@@ -141,23 +142,42 @@ func osImage() string {
 }
 
 // Conditions returns the node conditions; notReady, when set, is why the
-// node is not ready.
-func Conditions(notReady error) []v1.NodeCondition {
+// node is not ready, and pressure lists the pressure conditions that hold
+// (the eviction manager's).
+func Conditions(notReady error, pressure ...v1.NodeConditionType) []v1.NodeCondition {
 	now := metav1.Now()
 	ready := v1.NodeCondition{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady",
 		Message: "runlet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now}
 	if notReady != nil {
 		ready.Status, ready.Reason, ready.Message = v1.ConditionFalse, "KubeletNotReady", notReady.Error()
 	}
-	cond := func(t v1.NodeConditionType, reason, msg string) v1.NodeCondition {
-		return v1.NodeCondition{Type: t, Status: v1.ConditionFalse, Reason: reason, Message: msg,
+	conds := []v1.NodeCondition{ready}
+	for _, pc := range pressureConditions {
+		c := v1.NodeCondition{Type: pc.typ, Status: v1.ConditionFalse, Reason: pc.falseReason, Message: pc.falseMessage,
 			LastHeartbeatTime: now, LastTransitionTime: now}
+		if slices.Contains(pressure, pc.typ) {
+			c.Status, c.Reason, c.Message = v1.ConditionTrue, pc.trueReason, pc.trueMessage
+		}
+		conds = append(conds, c)
 	}
-	return []v1.NodeCondition{
-		ready,
-		cond(v1.NodeMemoryPressure, "KubeletHasSufficientMemory", "runlet has sufficient memory available"),
-		cond(v1.NodeDiskPressure, "KubeletHasNoDiskPressure", "runlet has no disk pressure"),
-		cond(v1.NodePIDPressure, "KubeletHasSufficientPID", "runlet has sufficient PID available"),
-		cond(v1.NodeNetworkUnavailable, "RouteCreated", "pod network is configured by the backend"),
-	}
+	return append(conds, v1.NodeCondition{Type: v1.NodeNetworkUnavailable, Status: v1.ConditionFalse, Reason: "RouteCreated",
+		Message: "pod network is configured by the backend", LastHeartbeatTime: now, LastTransitionTime: now})
+}
+
+// pressureCondition is how the kubelet's node status setters word one
+// pressure condition, and the events they record when it changes.
+type pressureCondition struct {
+	typ                       v1.NodeConditionType
+	trueReason, trueMessage   string
+	falseReason, falseMessage string
+	trueEvent, falseEvent     string
+}
+
+var pressureConditions = []pressureCondition{
+	{v1.NodeMemoryPressure, "KubeletHasInsufficientMemory", "runlet has insufficient memory available",
+		"KubeletHasSufficientMemory", "runlet has sufficient memory available", "NodeHasInsufficientMemory", "NodeHasSufficientMemory"},
+	{v1.NodeDiskPressure, "KubeletHasDiskPressure", "runlet has disk pressure",
+		"KubeletHasNoDiskPressure", "runlet has no disk pressure", "NodeHasDiskPressure", "NodeHasNoDiskPressure"},
+	{v1.NodePIDPressure, "KubeletHasInsufficientPID", "runlet has insufficient PID available",
+		"KubeletHasSufficientPID", "runlet has sufficient PID available", "NodeHasInsufficientPID", "NodeHasSufficientPID"},
 }

@@ -117,4 +117,3 @@ type errNotSynced string
 func (e errNotSynced) Error() string {
 	return "services of namespace " + string(e) + " could not be listed in time"
 }
-

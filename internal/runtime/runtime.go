@@ -187,6 +187,9 @@ type HostInfo struct {
 	KernelVersion  string
 	OS             string
 	Arch           string
+	// StorageRoot is where the backend keeps images and containers'
+	// writable layers (podman's graph root): the image filesystem.
+	StorageRoot string
 }
 
 // LogOptions select a slice of a container's log.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/runlet/runlet/internal/poddir"
 	"github.com/runlet/runlet/internal/runtime"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
@@ -26,6 +27,12 @@ type Config struct {
 	NodeFsPath, ImageFsPath string
 	// ProcRoot is where procfs is mounted; "/proc" when empty.
 	ProcRoot string
+	// Dirs is runlet's pod layout under --root-dir: the pods' volumes are
+	// measured there. Without a root, volumes are not measured.
+	Dirs poddir.Dirs
+	// Files, if set, locates containers' logs and writable layers, which
+	// are then measured.
+	Files ContainerFiles
 }
 
 // Collector builds summaries; it keeps the previous CPU samples for rates.
@@ -33,6 +40,7 @@ type Collector struct {
 	cfg   Config
 	proc  procFS
 	rates *cpuRates
+	files *files
 }
 
 // New returns a Collector.
@@ -40,7 +48,7 @@ func New(cfg Config) *Collector {
 	if cfg.ProcRoot == "" {
 		cfg.ProcRoot = "/proc"
 	}
-	return &Collector{cfg: cfg, proc: procFS(cfg.ProcRoot), rates: newCPURates()}
+	return &Collector{cfg: cfg, proc: procFS(cfg.ProcRoot), rates: newCPURates(), files: &files{byID: map[string][2]string{}}}
 }
 
 // Summary is the node's /stats/summary.
@@ -57,6 +65,17 @@ func (c *Collector) Summary(ctx context.Context) (*statsv1alpha1.Summary, error)
 	node.SystemContainers = []statsv1alpha1.ContainerStats{podsContainer(pods, node.StartTime, now)}
 	c.rates.forget(now.Add(-forgetAfter))
 	return &statsv1alpha1.Summary{Node: node, Pods: pods}, nil
+}
+
+// NodeSummary is the node's part of the summary alone (memory,
+// filesystems, processes): it asks the backend nothing and walks no pod's
+// files, so the eviction manager can read it every round.
+func (c *Collector) NodeSummary(context.Context) (*statsv1alpha1.Summary, error) {
+	node, _, err := c.nodeStats(time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return &statsv1alpha1.Summary{Node: node}, nil
 }
 
 // podsContainer is the kubelet's "pods" system container: all pods together.

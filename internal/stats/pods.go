@@ -35,9 +35,15 @@ func (c *Collector) podStats(ctx context.Context, memTotal uint64) ([]statsv1alp
 		}
 	}
 	out := make([]statsv1alpha1.PodStats, 0, len(pods))
+	now := time.Now()
 	for _, ps := range pods {
-		out = append(out, c.onePod(ps, byID, memTotal))
+		out = append(out, c.onePod(ctx, ps, byID, memTotal, now))
 	}
+	running := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		running[id] = true
+	}
+	c.files.keep(running)
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i].PodRef, out[j].PodRef
 		return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
@@ -62,7 +68,7 @@ func runningContainers(ps *runtime.PodStatus) []*runtime.Container {
 	return out
 }
 
-func (c *Collector) onePod(ps *runtime.PodStatus, byID map[string]runtime.ContainerStats, memTotal uint64) statsv1alpha1.PodStats {
+func (c *Collector) onePod(ctx context.Context, ps *runtime.PodStatus, byID map[string]runtime.ContainerStats, memTotal uint64, now time.Time) statsv1alpha1.PodStats {
 	sb := ps.Sandbox()
 	pod := statsv1alpha1.PodStats{
 		PodRef:    statsv1alpha1.PodReference{Name: sb.Name, Namespace: sb.Namespace, UID: sb.PodUID},
@@ -74,6 +80,7 @@ func (c *Collector) onePod(ps *runtime.PodStatus, byID map[string]runtime.Contai
 	for _, ctr := range runningContainers(ps) {
 		s, ok := byID[ctr.ID]
 		cs := statsv1alpha1.ContainerStats{Name: ctr.Name, StartTime: metav1.NewTime(ctr.StartedAt)}
+		c.containerDisk(ctx, &cs, ctr.ID, now)
 		if ok {
 			cs.CPU = c.cpu("ctr/"+ctr.ID, s.CPUNanos, s.Time, ctr.StartedAt)
 			rate += *cs.CPU.UsageNanoCores
@@ -89,6 +96,9 @@ func (c *Collector) onePod(ps *runtime.PodStatus, byID map[string]runtime.Contai
 		}
 		pod.Containers = append(pod.Containers, cs)
 	}
+	volumes, onNodeFs := c.podVolumes(sb.PodUID, now)
+	pod.VolumeStats = volumes
+	c.podEphemeral(&pod, onNodeFs, now)
 	if sum.Time.IsZero() {
 		return pod
 	}

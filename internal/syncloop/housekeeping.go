@@ -22,6 +22,7 @@ func (l *Loop) housekeeping(ctx context.Context) {
 		desired[p.UID] = true
 	}
 	for _, uid := range l.workers.forget(desired) {
+		l.statusFuncs.Delete(uid)
 		l.cfg.Status.Delete(uid)
 		l.cfg.Runtime.Forget(string(uid))
 	}

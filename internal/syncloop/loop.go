@@ -43,6 +43,9 @@ type Config struct {
 	InAPI func(types.UID) bool
 	// Volumes, if set, tears down pods' volumes and directories.
 	Volumes PodVolumes
+	// Admit, if set, may refuse a new pod with a reason and message (the
+	// eviction manager's admission under node pressure).
+	Admit func(*v1.Pod) (ok bool, reason, message string)
 }
 
 // Loop is the sync loop.
@@ -59,6 +62,10 @@ type Loop struct {
 	removing   map[string]*removal
 	// rejected holds pods refused at admission until they leave their source.
 	rejected map[types.UID]struct{}
+	// statusFuncs amend the final statuses of pods killed by KillPod.
+	statusFuncs sync.Map
+	// started is closed once Run has made the workers.
+	started chan struct{}
 }
 
 const (
@@ -72,7 +79,7 @@ func New(cfg Config) *Loop {
 	if cfg.ResyncInterval == 0 {
 		cfg.ResyncInterval = time.Minute
 	}
-	return &Loop{cfg: cfg, pods: newPodManager(), queue: newWorkQueue(), log: cfg.Log, removing: map[string]*removal{}, rejected: map[types.UID]struct{}{}}
+	return &Loop{cfg: cfg, pods: newPodManager(), queue: newWorkQueue(), log: cfg.Log, removing: map[string]*removal{}, rejected: map[types.UID]struct{}{}, started: make(chan struct{})}
 }
 
 // Run blocks until ctx ends.
@@ -81,6 +88,7 @@ func (l *Loop) Run(ctx context.Context) {
 	l.workers.changed = l.takeChanged
 	l.workers.afterSync = l.afterSync
 	l.workers.onRestart = l.forgetRun
+	close(l.started)
 	syncTicker := time.NewTicker(syncPeriod)
 	defer syncTicker.Stop()
 	hk := time.NewTicker(housekeepingPeriod)
@@ -133,6 +141,12 @@ func (l *Loop) handleUpdate(u podconfig.PodUpdate) {
 
 // handleAdd admits a pod, as HandlePodAdditions does.
 func (l *Loop) handleAdd(p *v1.Pod) {
+	if l.cfg.Admit != nil && !l.workers.known(p.UID) {
+		if ok, reason, msg := l.cfg.Admit(p); !ok {
+			l.reject(p, reason, msg)
+			return
+		}
+	}
 	if l.cfg.MaxPods > 0 && !l.workers.known(p.UID) && l.activePods() >= l.cfg.MaxPods {
 		l.reject(p, "OutOfpods", "Node didn't have enough resource: pods")
 		return
@@ -212,6 +226,7 @@ func (l *Loop) afterSync(uid types.UID) {
 
 // forgetRun drops what was kept of a pod's earlier run when it starts over.
 func (l *Loop) forgetRun(uid types.UID) {
+	l.statusFuncs.Delete(uid)
 	l.cfg.Status.Delete(uid)
 	l.cfg.Runtime.Forget(string(uid))
 }

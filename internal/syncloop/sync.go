@@ -86,5 +86,6 @@ func (l *Loop) setStatus(pod *v1.Pod, ps *runtime.PodStatus, terminal bool) {
 		HostIPs:     l.cfg.HostIPs,
 		Terminal:    terminal,
 	})
+	l.applyStatusFunc(pod.UID, &st, terminal)
 	l.cfg.Status.SetPodStatus(pod, st)
 }

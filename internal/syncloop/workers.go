@@ -63,6 +63,9 @@ type podWork struct {
 	// gives way at once, as the kubelet's pod workers do.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// killed are closed once the pod's containers have stopped, for those
+	// who asked for its termination (KillPod).
+	killed []chan struct{}
 }
 
 // podWorkers runs one goroutine per pod UID; the newest update replaces an
@@ -208,6 +211,9 @@ func (w *podWorkers) complete(uid types.UID, pw *podWork, next workState, requeu
 	if pw.state != stateTerminated && next > pw.state {
 		pw.state = next
 	}
+	if pw.state == stateTerminated {
+		pw.notifyKilled()
+	}
 	switch {
 	case pw.state == stateTerminated && !advanced:
 		pw.finished = err == nil
@@ -226,6 +232,44 @@ func (w *podWorkers) complete(uid types.UID, pw *podWork, next workState, requeu
 	default:
 		w.queue.Enqueue(uid, wait.Jitter(w.resync, 0.5))
 	}
+}
+
+// terminate ends a pod that stays in its source (an eviction): unlike
+// SyncPodKill it does not count as removed, so the pod is never started over
+// under its UID. The channel returned is closed once its containers have
+// stopped; nil when no worker runs the pod.
+func (w *podWorkers) terminate(pod *v1.Pod, grace *int64) <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pw, ok := w.work[pod.UID]
+	if !ok {
+		return nil
+	}
+	ch := make(chan struct{})
+	if pw.state == stateTerminated {
+		close(ch)
+		return ch
+	}
+	pw.killed = append(pw.killed, ch)
+	if pw.state == stateSync {
+		pw.state = stateTerminating
+		if pw.cancel != nil {
+			pw.cancel()
+		}
+	}
+	if grace != nil && (pw.grace == nil || *grace < *pw.grace) {
+		pw.grace = grace
+	}
+	w.kick(pw)
+	return ch
+}
+
+// notifyKilled tells those waiting for the pod's end. Called with w.mu held.
+func (pw *podWork) notifyKilled() {
+	for _, ch := range pw.killed {
+		close(ch)
+	}
+	pw.killed = nil
 }
 
 // startOver makes a stopped pod's worker sync it afresh. Called with w.mu held.

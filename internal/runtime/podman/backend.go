@@ -200,6 +200,7 @@ func (b *Backend) detect(ctx context.Context) error {
 		KernelVersion:  info.Host.Kernel,
 		OS:             info.Host.OS,
 		Arch:           info.Host.Arch,
+		StorageRoot:    info.Store.GraphRoot,
 	}
 	return nil
 }

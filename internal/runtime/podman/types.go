@@ -153,6 +153,12 @@ type InspectContainer struct {
 			Path string `json:"Path"`
 		} `json:"LogConfig"`
 	} `json:"HostConfig"`
+	// GraphDriver locates the writable layer (overlay's UpperDir).
+	GraphDriver struct {
+		Data struct {
+			UpperDir string `json:"UpperDir"`
+		} `json:"Data"`
+	} `json:"GraphDriver"`
 }
 
 // InspectPod is the subset of GET /pods/{id}/json runlet reads.
@@ -199,6 +205,9 @@ type Info struct {
 		APIVersion string `json:"APIVersion"`
 		Version    string `json:"Version"`
 	} `json:"version"`
+	Store struct {
+		GraphRoot string `json:"graphRoot"`
+	} `json:"store"`
 }
 
 // ExecConfig is the body of POST /containers/{id}/exec.
