@@ -156,6 +156,12 @@ func backoffKey(pod *v1.Pod, c *v1.Container) string {
 
 func (m *Manager) startCreated(ctx context.Context, pod *v1.Pod, c *v1.Container, cur *runtime.Container) (Result, error) {
 	if err := m.rt.StartContainer(ctx, cur.ID); err != nil {
+		// A created container that cannot start (its runtime state was lost,
+		// say, when the backend died mid-start) is replaced, as the kubelet
+		// replaces a container it finds in the created state.
+		if rmErr := m.rt.RemoveContainer(ctx, cur.ID); rmErr != nil && !errors.Is(rmErr, runtime.ErrNotFound) {
+			m.log.WithError(rmErr).WithField("container", cur.ID).Warn("removing a container that failed to start failed")
+		}
 		return m.failStart(pod, c, err)
 	}
 	m.setWaiting(string(pod.UID), c.Name, nil)

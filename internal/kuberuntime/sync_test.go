@@ -244,3 +244,35 @@ func TestSyncPodFailures(t *testing.T) {
 		}
 	}
 }
+
+// A container left created that cannot start is replaced by a new one, as the
+// kubelet replaces a container in the created state.
+func TestSyncPodReplacesCreatedThatCannotStart(t *testing.T) {
+	e := newEnv(t)
+	boom := errors.New("runc start failed")
+	e.f.Fail("StartContainer", boom)
+	pod := newPod(v1.RestartPolicyAlways, "c")
+	if _, err := e.sync(pod); !errors.Is(err, boom) {
+		t.Fatalf("first sync error = %v; want %v", err, boom)
+	}
+	stuck := e.latest(pod, "c")
+	if stuck.State != runtime.ContainerCreated {
+		t.Fatalf("container state %v; want created", stuck.State)
+	}
+	if _, err := e.sync(pod); !errors.Is(err, boom) {
+		t.Fatalf("second sync error = %v; want %v", err, boom)
+	}
+	e.f.Fail("StartContainer", nil)
+	if _, err := e.sync(pod); err != nil {
+		t.Fatalf("third sync: %v", err)
+	}
+	cur := e.latest(pod, "c")
+	if cur.ID == stuck.ID || cur.State != runtime.ContainerRunning {
+		t.Errorf("container %s in state %v; want a new running container in place of %s", cur.ID, cur.State, stuck.ID)
+	}
+	for _, c := range e.f.Containers() {
+		if c.ID == stuck.ID {
+			t.Errorf("the container that could not start is still there")
+		}
+	}
+}
