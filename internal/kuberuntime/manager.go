@@ -9,6 +9,7 @@ import (
 
 	"github.com/runlet/runlet/internal/envvars"
 	"github.com/runlet/runlet/internal/poddir"
+	"github.com/runlet/runlet/internal/prober/results"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/status"
 	"github.com/sirupsen/logrus"
@@ -34,6 +35,10 @@ type Config struct {
 	// Dirs is where per-pod files live (volumes, etc-hosts, termination logs).
 	Dirs poddir.Dirs
 	Log  logrus.FieldLogger
+	// Startup holds startup probe results: a sidecar with a startup probe
+	// lets the next init container start once it succeeded. Nil (no
+	// prober) means such a sidecar never counts as started.
+	Startup *results.Manager
 }
 
 // Manager acts on the backend for pods.
@@ -44,6 +49,7 @@ type Manager struct {
 	runtimeName string
 	owner       string
 	dirs        poddir.Dirs
+	startup     *results.Manager
 
 	crashBackoff *backoff
 	imageBackoff *backoff
@@ -56,15 +62,18 @@ type Manager struct {
 
 	mu      sync.Mutex
 	waiting map[string]map[string]status.Waiting // pod UID -> container -> reason
+	// messages are termination messages already read: pod UID -> container ID -> message.
+	messages map[string]map[string]string
 }
 
 // NewManager returns a manager for cfg.Runtime.
 func NewManager(cfg Config) *Manager {
 	return &Manager{
-		rt: cfg.Runtime, rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs,
+		rt: cfg.Runtime, rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs, startup: cfg.Startup,
 		crashBackoff: newBackoff(backoffInitial, backoffMax),
 		imageBackoff: newBackoff(backoffInitial, backoffMax),
 		waiting:      map[string]map[string]status.Waiting{},
+		messages:     map[string]map[string]string{},
 		env:          envvars.NewResolver(nil),
 		starts:       make(chan struct{}, parallelPodStarts),
 	}
@@ -141,6 +150,7 @@ func (m *Manager) Forget(uid string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.waiting, uid)
+	delete(m.messages, uid)
 }
 
 // GC drops backoff entries nobody touched for a long time.
