@@ -97,6 +97,10 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 	rec = mirror.NewRecorder(rec, mirrors) // static pods' events land on their mirror pods
 	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: status.NewManager(), backend: rt, mirror: mirrors}
 	c.pleg = pleg.New(rt, c.cache, o.PLEGRelistPeriod, log.WithField("component", "pleg"))
+	// Deleted API pods are removed from the apiserver once they terminated,
+	// not at the end of their grace period; terminal pods' statuses are
+	// written, which the framework does not do.
+	c.status.SetStatusWriter(status.APIWriter{Pods: client.CoreV1()}, log.WithField("component", "status"))
 	mgr := kuberuntime.NewManager(kuberuntime.Config{
 		Runtime: rt, Recorder: rec, RuntimeName: host.RuntimeName, Owner: o.NodeName,
 		Dirs: poddir.New(o.RootDir), Log: log.WithField("component", "kuberuntime"),

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/kuberuntime"
+	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/status"
 	"github.com/runlet/runlet/internal/telemetry"
@@ -19,6 +20,9 @@ func (l *Loop) SyncPod(ctx context.Context, pod *v1.Pod, since time.Time) (bool,
 	defer span.End()
 	ps := l.cfg.Cache.GetNewerThan(string(pod.UID), since, ctx.Done())
 	l.setStatus(pod, ps, false)
+	if l.deadlineExceeded(pod) {
+		return true, 0, nil
+	}
 	res, err := l.cfg.Runtime.SyncPod(ctx, pod, ps)
 	if res.Changed {
 		l.changed.Store(pod.UID, true)
@@ -73,6 +77,9 @@ func (l *Loop) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, since time.Ti
 		return err
 	}
 	l.changed.Store(pod.UID, true)
+	if !podconfig.IsStatic(pod) {
+		l.cfg.Status.PodTerminated(pod)
+	}
 	return nil
 }
 
@@ -84,6 +91,8 @@ func (l *Loop) setStatus(pod *v1.Pod, ps *runtime.PodStatus, terminal bool) {
 		RuntimeName: l.cfg.Runtime.RuntimeName(),
 		HostIPs:     l.cfg.HostIPs,
 		Terminal:    terminal,
+		Messages:    l.cfg.Runtime.TerminationMessages(pod, ps),
 	})
+	l.applyDeadline(pod, &st)
 	l.cfg.Status.SetPodStatus(pod, st)
 }
