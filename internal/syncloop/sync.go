@@ -68,6 +68,9 @@ func (l *Loop) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, since time.T
 // SyncTerminatedPod cleans up after a pod whose containers all stopped. The
 // containers of a finished pod stay for its logs until the pod is deleted.
 func (l *Loop) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, since time.Time) error {
+	// Every container has stopped: the status is final (the kubelet's
+	// TerminatePod), terminal even for a pod whose containers never started.
+	l.cfg.Status.TerminatePod(pod)
 	_, desired := l.pods.get(pod.UID)
 	if pod.DeletionTimestamp == nil && desired {
 		return nil
@@ -94,5 +97,6 @@ func (l *Loop) setStatus(pod *v1.Pod, ps *runtime.PodStatus, terminal bool) {
 		Messages:    l.cfg.Runtime.TerminationMessages(pod, ps),
 	})
 	l.applyDeadline(pod, &st)
+	l.cfg.Status.DelayTerminal(pod, &st, ps)
 	l.cfg.Status.SetPodStatus(pod, st)
 }
