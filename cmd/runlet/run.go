@@ -118,6 +118,10 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 	c.pleg = pleg.New(rt, c.cache, o.PLEGRelistPeriod, log.WithField("component", "pleg"))
 	c.objects = newPodObjects(ctx, client)
 	c.volumes = newVolumes(ctx, o, client, c.objects, log)
+	// Deleted API pods are removed from the apiserver once they terminated,
+	// not at the end of their grace period; terminal pods' statuses are
+	// written, which the framework does not do.
+	c.status.SetStatusWriter(status.APIWriter{Pods: client.CoreV1()}, log.WithField("component", "status"))
 	mgr := kuberuntime.NewManager(kuberuntime.Config{
 		Runtime: rt, Recorder: rec, RuntimeName: host.RuntimeName, Owner: o.NodeName,
 		Dirs: poddir.New(o.RootDir), Volumes: c.volumes, Log: log.WithField("component", "kuberuntime"),

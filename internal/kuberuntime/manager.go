@@ -10,6 +10,7 @@ import (
 	"github.com/runlet/runlet/internal/images"
 	"github.com/runlet/runlet/internal/network/dns"
 	"github.com/runlet/runlet/internal/poddir"
+	"github.com/runlet/runlet/internal/prober/results"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/status"
 	"github.com/sirupsen/logrus"
@@ -37,6 +38,10 @@ type Config struct {
 	// Volumes sets up pods' volumes; nil: pods get no volumes (tests).
 	Volumes Volumes
 	Log     logrus.FieldLogger
+	// Startup holds startup probe results: a sidecar with a startup probe
+	// lets the next init container start once it succeeded. Nil (no
+	// prober) means such a sidecar never counts as started.
+	Startup *results.Manager
 	// DNS decides the pods' resolv.conf (--cluster-dns, --cluster-domain,
 	// --resolv-conf). nil: no cluster DNS and no host file to start from
 	// (the kubelet's --resolv-conf="": nameserver 127.0.0.1).
@@ -57,6 +62,7 @@ type Manager struct {
 	owner       string
 	dirs        poddir.Dirs
 	volumes     Volumes
+	startup     *results.Manager
 
 	crashBackoff *backoff
 	imageBackoff *backoff
@@ -75,6 +81,8 @@ type Manager struct {
 
 	mu      sync.Mutex
 	waiting map[string]map[string]status.Waiting // pod UID -> container -> reason
+	// messages are termination messages already read: pod UID -> container ID -> message.
+	messages map[string]map[string]string
 }
 
 // NewManager returns a manager for cfg.Runtime.
@@ -89,11 +97,12 @@ func NewManager(cfg Config) *Manager {
 		cfg.HostsFile = "/etc/hosts"
 	}
 	return &Manager{
-		rt: cfg.Runtime, rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs,
+		rt: cfg.Runtime, rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs, startup: cfg.Startup,
 		volumes:      cfg.Volumes,
 		crashBackoff: newBackoff(backoffInitial, backoffMax),
 		imageBackoff: newBackoff(backoffInitial, backoffMax),
 		waiting:      map[string]map[string]status.Waiting{},
+		messages:     map[string]map[string]string{},
 		env:          envvars.NewResolver(nil),
 		starts:       make(chan struct{}, parallelPodStarts),
 		dns:          cfg.DNS,
@@ -177,6 +186,7 @@ func (m *Manager) Forget(uid string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.waiting, uid)
+	delete(m.messages, uid)
 }
 
 // GC drops backoff entries nobody touched for a long time.

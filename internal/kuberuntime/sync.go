@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/runlet/runlet/internal/podutil"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/status"
 	v1 "k8s.io/api/core/v1"
@@ -66,19 +67,16 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		sb = &created
 		ps = &runtime.PodStatus{UID: uid, Sandboxes: []runtime.Sandbox{created}}
 	}
-	if done, r, err := m.syncInitContainers(ctx, pod, sb, ps); !done || err != nil {
-		r.Changed = r.Changed || res.Changed
+	done, r, errs := m.syncInitContainers(ctx, pod, sb, ps)
+	res = merge(res, r)
+	if !done {
 		m.pruneOld(ctx, pod, ps)
-		return r, err
+		return res, utilerrors.NewAggregate(errs)
 	}
-	var errs []error
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		r, err := m.syncContainer(ctx, pod, c, sb, ps)
-		res.Changed = res.Changed || r.Changed
-		if r.RequeueAfter > 0 && (res.RequeueAfter == 0 || r.RequeueAfter < res.RequeueAfter) {
-			res.RequeueAfter = r.RequeueAfter
-		}
+		res = merge(res, r)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -93,26 +91,27 @@ func podIsDone(pod *v1.Pod, ps *runtime.PodStatus) bool {
 	if initFailed(pod, ps) {
 		return true
 	}
-	if pod.Spec.RestartPolicy == v1.RestartPolicyAlways || len(pod.Spec.Containers) == 0 {
+	if len(pod.Spec.Containers) == 0 {
 		return false
 	}
 	for i := range pod.Spec.Containers {
-		cur, _ := ps.Latest(pod.Spec.Containers[i].Name)
-		if cur == nil || cur.State != runtime.ContainerExited || shouldRestart(pod, cur) {
+		c := &pod.Spec.Containers[i]
+		cur, _ := ps.Latest(c.Name)
+		if cur == nil || cur.State != runtime.ContainerExited || shouldRestart(pod, c, cur) {
 			return false
 		}
 	}
 	return true
 }
 
-func shouldRestart(pod *v1.Pod, c *runtime.Container) bool {
-	switch pod.Spec.RestartPolicy {
-	case v1.RestartPolicyNever:
+// shouldRestart reports whether an exited container runs again: by its own
+// restart policy and rules, else the pod's (sidecars always do). A regular
+// init container that exited 0 is done.
+func shouldRestart(pod *v1.Pod, c *v1.Container, cur *runtime.Container) bool {
+	if cur.ExitCode == 0 && isInit(pod, c.Name) && !podutil.IsRestartableInitContainer(c) {
 		return false
-	case v1.RestartPolicyOnFailure:
-		return c.ExitCode != 0
 	}
-	return true
+	return podutil.ContainerShouldRestart(*c, pod.Spec, int32(cur.ExitCode))
 }
 
 func (m *Manager) syncContainer(ctx context.Context, pod *v1.Pod, c *v1.Container, sb *runtime.Sandbox, ps *runtime.PodStatus) (Result, error) {
@@ -133,7 +132,7 @@ func (m *Manager) syncContainer(ctx context.Context, pod *v1.Pod, c *v1.Containe
 		}
 		m.setWaiting(uid, c.Name, nil)
 		return Result{}, nil
-	case cur.State == runtime.ContainerExited && !shouldRestart(pod, cur):
+	case cur.State == runtime.ContainerExited && !shouldRestart(pod, c, cur):
 		m.setWaiting(uid, c.Name, nil)
 		return Result{}, nil
 	}
@@ -190,6 +189,7 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contain
 		m.event(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return Result{}, err
 	}
+	m.addTerminationMessageFile(pod, c, &cfg)
 	id, err := m.rt.CreateContainer(ctx, sb.ID, cfg)
 	if err != nil {
 		m.setWaiting(uid, c.Name, &status.Waiting{Reason: "CreateContainerError", Message: err.Error()})
@@ -222,6 +222,8 @@ func (m *Manager) pruneOld(ctx context.Context, pod *v1.Pod, ps *runtime.PodStat
 		}
 		if err := m.rt.RemoveContainer(ctx, c.ID); err != nil && !errors.Is(err, runtime.ErrNotFound) {
 			m.log.WithError(err).WithField("container", c.ID).Warn("removing an old container failed")
+			continue
 		}
+		removeTerminationMessageFile(&c)
 	}
 }

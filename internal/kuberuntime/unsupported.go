@@ -11,9 +11,6 @@ import (
 func Unsupported(pod *v1.Pod) []string {
 	var out []string
 	for _, c := range pod.Spec.InitContainers {
-		if c.RestartPolicy != nil {
-			out = append(out, fmt.Sprintf("initContainers[%s].restartPolicy (sidecars)", c.Name))
-		}
 		out = append(out, unsupportedInContainer(&c)...)
 	}
 	if len(pod.Spec.EphemeralContainers) > 0 {

@@ -23,19 +23,20 @@ type Input struct {
 	HostIPs     []string
 	// Terminal says the pod worker has finished the pod: no container will run again.
 	Terminal bool
+	// Messages are the termination messages of exited containers, by
+	// container ID (without the runtime prefix).
+	Messages map[string]string
 }
 
 // Generate builds the pod's API status from the backend's view.
 func Generate(in Input) v1.PodStatus {
 	pod := in.Pod
 	st := v1.PodStatus{QOSClass: pod.Status.QOSClass}
-	st.InitContainerStatuses = containerStatuses(in, pod.Spec.InitContainers, "ContainerCreating")
-	waitReason := "ContainerCreating"
-	if !allTerminatedOK(st.InitContainerStatuses) {
-		waitReason = "PodInitializing"
-	}
+	waitReason := defaultWaitingReason(pod)
+	st.InitContainerStatuses = initContainerStatuses(in, waitReason)
 	st.ContainerStatuses = containerStatuses(in, pod.Spec.Containers, waitReason)
-	st.Phase = phase(pod, st.ContainerStatuses, st.InitContainerStatuses, in.Terminal)
+	st.Phase = phase(pod, st.ContainerStatuses, st.InitContainerStatuses, in.Terminal, regularContainerActive(in))
+	capMessages(pod, &st)
 	if sb := in.Runtime.Sandbox(); sb != nil && len(sb.IPs) > 0 {
 		st.PodIP = sb.IPs[0]
 		for _, ip := range sb.IPs {
@@ -70,7 +71,8 @@ func containerStatuses(in Input, specs []v1.Container, waitReason string) []v1.C
 }
 
 // containerStatus reports one container; waitReason is why a container not
-// created yet waits (ContainerCreating, or PodInitializing behind init containers).
+// created yet waits (ContainerCreating, or PodInitializing in a pod with init
+// containers).
 func containerStatus(in Input, spec v1.Container, waitReason string) v1.ContainerStatus {
 	cs := v1.ContainerStatus{Name: spec.Name, Image: spec.Image}
 	cur, prev := in.Runtime.Latest(spec.Name)
@@ -91,13 +93,13 @@ func containerStatus(in Input, spec v1.Container, waitReason string) v1.Containe
 		cs.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cur.StartedAt)}
 		cs.Ready, started = true, true
 	case runtime.ContainerExited:
-		cs.State.Terminated = terminated(in.RuntimeName, cur)
+		cs.State.Terminated = terminated(in, cur)
 	default:
 		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: "ContainerCreating"}
 	}
 	cs.Started = &started
 	if prev != nil && prev.State == runtime.ContainerExited {
-		cs.LastTerminationState.Terminated = terminated(in.RuntimeName, prev)
+		cs.LastTerminationState.Terminated = terminated(in, prev)
 	}
 	if hasWaiting && cur.State != runtime.ContainerRunning {
 		// The container exited and waits to be restarted (or failed to be):
@@ -111,14 +113,14 @@ func containerStatus(in Input, spec v1.Container, waitReason string) v1.Containe
 	return cs
 }
 
-func terminated(runtimeName string, c *runtime.Container) *v1.ContainerStateTerminated {
+func terminated(in Input, c *runtime.Container) *v1.ContainerStateTerminated {
 	t := &v1.ContainerStateTerminated{
 		ExitCode:    int32(c.ExitCode),
 		StartedAt:   metav1.NewTime(c.StartedAt),
 		FinishedAt:  metav1.NewTime(c.FinishedAt),
-		ContainerID: runtimeName + "://" + c.ID,
+		ContainerID: in.RuntimeName + "://" + c.ID,
 		Reason:      "Completed",
-		Message:     c.Error,
+		Message:     joinMessage(c.Error, in.Messages[c.ID]),
 	}
 	switch {
 	case c.OOMKilled:
@@ -127,52 +129,4 @@ func terminated(runtimeName string, c *runtime.Container) *v1.ContainerStateTerm
 		t.Reason = "Error"
 	}
 	return t
-}
-
-func conditions(pod *v1.Pod, st *v1.PodStatus, sandboxReady bool) []v1.PodCondition {
-	initialized := allTerminatedOK(st.InitContainerStatuses)
-	ready := allReady(st.ContainerStatuses) && st.Phase == v1.PodRunning
-	conds := []v1.PodCondition{
-		cond(v1.PodReadyToStartContainers, sandboxReady && st.Phase != v1.PodSucceeded && st.Phase != v1.PodFailed, ""),
-		cond(v1.PodInitialized, initialized, "ContainersNotInitialized"),
-		cond(v1.ContainersReady, ready, "ContainersNotReady"),
-		cond(v1.PodReady, ready, "ContainersNotReady"),
-		{Type: v1.PodScheduled, Status: v1.ConditionTrue},
-	}
-	if st.Phase == v1.PodSucceeded {
-		conds[2].Reason, conds[3].Reason = "PodCompleted", "PodCompleted"
-		conds[1] = cond(v1.PodInitialized, true, "")
-		conds[1].Reason = "PodCompleted"
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == v1.PodScheduled {
-			conds[4].LastTransitionTime = c.LastTransitionTime
-		}
-	}
-	return conds
-}
-
-func cond(t v1.PodConditionType, ok bool, falseReason string) v1.PodCondition {
-	if ok {
-		return v1.PodCondition{Type: t, Status: v1.ConditionTrue}
-	}
-	return v1.PodCondition{Type: t, Status: v1.ConditionFalse, Reason: falseReason}
-}
-
-func allReady(cs []v1.ContainerStatus) bool {
-	for _, c := range cs {
-		if !c.Ready {
-			return false
-		}
-	}
-	return len(cs) > 0
-}
-
-func allTerminatedOK(cs []v1.ContainerStatus) bool {
-	for _, c := range cs {
-		if c.State.Terminated == nil || c.State.Terminated.ExitCode != 0 {
-			return false
-		}
-	}
-	return true
 }

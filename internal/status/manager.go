@@ -23,6 +23,9 @@ type Manager struct {
 	kick     chan struct{}
 	notify   Notifier
 	now      func() time.Time
+	// api writes what the framework does not: statuses of terminal pods,
+	// the final delete of pods that finished terminating.
+	api *apiSync
 }
 
 // NewManager returns a manager that pushes through notify once Run starts.
@@ -32,6 +35,7 @@ func NewManager() *Manager {
 		dirty:    map[types.UID]struct{}{},
 		kick:     make(chan struct{}, 1),
 		now:      time.Now,
+		api:      newAPISync(),
 	}
 }
 
@@ -67,6 +71,9 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, st v1.PodStatus) {
 	m.statuses[pod.UID] = p
 	m.dirty[pod.UID] = struct{}{}
 	m.signalLocked()
+	if old != nil && isTerminal(old.Status.Phase) {
+		m.terminalChanged(pod)
+	}
 }
 
 // carryOver keeps the start time and condition transition times stable.
@@ -113,8 +120,10 @@ func (m *Manager) Delete(uid types.UID) {
 	delete(m.dirty, uid)
 }
 
-// Run delivers queued notifications until ctx ends.
+// Run delivers queued notifications, and does the manager's own API writes,
+// until ctx ends.
 func (m *Manager) Run(ctx context.Context) {
+	go m.runAPISync(ctx)
 	for {
 		select {
 		case <-ctx.Done():

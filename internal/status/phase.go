@@ -1,89 +1,150 @@
 package status
 
 import (
+	"github.com/runlet/runlet/internal/podutil"
 	v1 "k8s.io/api/core/v1"
 )
 
-// phase is the kubelet's getPhase for pods without sidecar init containers:
-// it reads the container statuses it has just built.
-func phase(pod *v1.Pod, info []v1.ContainerStatus, initInfo []v1.ContainerStatus, podIsTerminal bool) v1.PodPhase {
-	pendingInit, failedInit := initCounts(info, initInfo, pod)
-	if failedInit > 0 && pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+// phase is the kubelet's getPhase (pkg/kubelet/kubelet_pods.go, v1.37.2,
+// ContainerRestartRules on): it reads the container statuses it has just
+// built. Sidecars (init containers with restartPolicy Always) keep the pod
+// Pending until they have started, unless podHasInitialized (a regular
+// container exists in the pod's sandbox); once stopped they no longer count.
+func phase(pod *v1.Pod, info []v1.ContainerStatus, initInfo []v1.ContainerStatus, podIsTerminal, podHasInitialized bool) v1.PodPhase {
+	pendingRegularInit, failedInitNotRestartable := regularInitCounts(pod, initInfo)
+	if failedInitNotRestartable > 0 {
 		return v1.PodFailed
 	}
-	var unknown, running, waiting, stopped, succeeded int
-	for _, c := range pod.Spec.Containers {
-		cs := find(info, c.Name)
-		switch {
-		case cs == nil:
-			unknown++
-		case cs.State.Running != nil:
-			running++
-		case cs.State.Terminated != nil:
-			stopped++
-			if cs.State.Terminated.ExitCode == 0 {
-				succeeded++
-			}
-		case cs.State.Waiting != nil && cs.LastTerminationState.Terminated != nil:
-			stopped++
-		case cs.State.Waiting != nil:
-			waiting++
-		default:
-			unknown++
-		}
-	}
+	var n counts
+	pendingSidecars := n.addSidecars(pod, initInfo)
+	n.addRegular(pod, info)
 	switch {
-	case pendingInit > 0, waiting > 0:
+	case pendingRegularInit > 0 || (pendingSidecars > 0 && !podHasInitialized) || n.waiting > 0:
 		return v1.PodPending
-	case running > 0 && unknown == 0:
+	case n.running > 0 && n.unknown == 0:
 		return v1.PodRunning
-	case running == 0 && stopped > 0 && unknown == 0:
-		return stoppedPhase(pod, stopped, succeeded, podIsTerminal)
+	case n.running == 0 && n.stopped > 0 && n.unknown == 0:
+		return stoppedPhase(n, podIsTerminal)
 	}
 	return v1.PodPending
 }
 
-func stoppedPhase(pod *v1.Pod, stopped, succeeded int, podIsTerminal bool) v1.PodPhase {
+// counts of sidecars and regular containers by state, as getPhase keeps them.
+type counts struct {
+	unknown, running, waiting, stopped, stoppedNotRestartable, succeeded int
+}
+
+// addSidecars counts running and waiting sidecars; it returns how many have
+// not started yet. A stopped sidecar does not count.
+func (n *counts) addSidecars(pod *v1.Pod, initInfo []v1.ContainerStatus) (pending int) {
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if !podutil.IsRestartableInitContainer(c) {
+			continue
+		}
+		cs := find(initInfo, c.Name)
+		switch {
+		case cs == nil:
+			n.unknown++
+		case cs.State.Running != nil:
+			if cs.Started == nil || !*cs.Started {
+				pending++
+			}
+			n.running++
+		case cs.State.Terminated != nil:
+		case cs.State.Waiting != nil:
+			if cs.LastTerminationState.Terminated == nil {
+				pending++
+				n.waiting++
+			}
+		default:
+			pending++
+			n.unknown++
+		}
+	}
+	return pending
+}
+
+func (n *counts) addRegular(pod *v1.Pod, info []v1.ContainerStatus) {
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		cs := find(info, c.Name)
+		switch {
+		case cs == nil:
+			n.unknown++
+		case cs.State.Running != nil:
+			n.running++
+		case cs.State.Terminated != nil:
+			n.addStopped(pod, c, cs.State.Terminated.ExitCode, true)
+		case cs.State.Waiting != nil && cs.LastTerminationState.Terminated != nil:
+			n.addStopped(pod, c, cs.LastTerminationState.Terminated.ExitCode, false)
+		case cs.State.Waiting != nil:
+			n.waiting++
+		default:
+			n.unknown++
+		}
+	}
+}
+
+// addStopped counts a stopped container; a container waiting to restart
+// counts as stopped but never as succeeded, as in getPhase.
+func (n *counts) addStopped(pod *v1.Pod, c *v1.Container, exitCode int32, terminated bool) {
+	n.stopped++
+	if !podutil.ContainerShouldRestart(*c, pod.Spec, exitCode) {
+		n.stoppedNotRestartable++
+	}
+	if terminated && exitCode == 0 {
+		n.succeeded++
+	}
+}
+
+func stoppedPhase(n counts, podIsTerminal bool) v1.PodPhase {
+	// A terminal pod's containers will not be restarted, whatever its policy.
+	// (The kubelet leaves static pods out of this; runlet's mirror pods show
+	// the end of a static pod as for any pod.)
 	if podIsTerminal {
-		if stopped == succeeded {
+		if n.stopped == n.succeeded {
 			return v1.PodSucceeded
 		}
 		return v1.PodFailed
 	}
-	switch pod.Spec.RestartPolicy {
-	case v1.RestartPolicyAlways:
-		return v1.PodRunning
-	case v1.RestartPolicyOnFailure:
-		if stopped == succeeded {
-			return v1.PodSucceeded
-		}
+	if n.stopped != n.stoppedNotRestartable {
+		// At least one container is in the process of restarting.
 		return v1.PodRunning
 	}
-	if stopped == succeeded {
+	if n.stopped == n.succeeded {
 		return v1.PodSucceeded
 	}
 	return v1.PodFailed
 }
 
-func initCounts(_ []v1.ContainerStatus, initInfo []v1.ContainerStatus, pod *v1.Pod) (pending, failed int) {
-	for _, c := range pod.Spec.InitContainers {
+// regularInitCounts counts regular init containers not done yet, and those
+// that failed and will not run again.
+func regularInitCounts(pod *v1.Pod, initInfo []v1.ContainerStatus) (pending, failedNotRestartable int) {
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if podutil.IsRestartableInitContainer(c) {
+			continue
+		}
 		cs := find(initInfo, c.Name)
+		var last *v1.ContainerStateTerminated
 		switch {
 		case cs == nil, cs.State.Running != nil:
 			pending++
+			continue
 		case cs.State.Terminated != nil:
-			if cs.State.Terminated.ExitCode != 0 {
-				failed++
-			}
-		case cs.LastTerminationState.Terminated != nil:
-			if cs.LastTerminationState.Terminated.ExitCode != 0 {
-				failed++
-			}
+			last = cs.State.Terminated
+		case cs.State.Waiting != nil && cs.LastTerminationState.Terminated != nil:
+			last = cs.LastTerminationState.Terminated
 		default:
 			pending++
+			continue
+		}
+		if last.ExitCode != 0 && !podutil.ContainerShouldRestart(*c, pod.Spec, last.ExitCode) {
+			failedNotRestartable++
 		}
 	}
-	return pending, failed
+	return pending, failedNotRestartable
 }
 
 func find(info []v1.ContainerStatus, name string) *v1.ContainerStatus {

@@ -209,6 +209,9 @@ func (l *Loop) dispatchDue() {
 		}
 		l.dispatch(uid, SyncPodSync)
 	}
+	for _, uid := range l.podsPastDeadline() {
+		l.dispatch(uid, SyncPodSync)
+	}
 }
 
 // takeChanged reports whether the pod's last sync touched the backend.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/kuberuntime"
+	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/status"
 	"github.com/runlet/runlet/internal/telemetry"
@@ -19,6 +20,9 @@ func (l *Loop) SyncPod(ctx context.Context, pod *v1.Pod, since time.Time) (bool,
 	defer span.End()
 	ps := l.cfg.Cache.GetNewerThan(string(pod.UID), since, ctx.Done())
 	l.setStatus(pod, ps, false)
+	if l.deadlineExceeded(pod) {
+		return true, 0, nil
+	}
 	res, err := l.cfg.Runtime.SyncPod(ctx, pod, ps)
 	if res.Changed {
 		l.changed.Store(pod.UID, true)
@@ -65,6 +69,9 @@ func (l *Loop) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, since time.T
 // containers of a finished pod stay for its logs until the pod is deleted;
 // its volumes go at once, as on the kubelet.
 func (l *Loop) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, since time.Time) error {
+	// Every container has stopped: the status is final (the kubelet's
+	// TerminatePod), terminal even for a pod whose containers never started.
+	l.cfg.Status.TerminatePod(pod)
 	_, desired := l.pods.get(pod.UID)
 	if pod.DeletionTimestamp == nil && desired {
 		return l.tearDownVolumes(pod.UID)
@@ -74,7 +81,13 @@ func (l *Loop) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, since time.Ti
 		return err
 	}
 	l.changed.Store(pod.UID, true)
-	return l.tearDownVolumes(pod.UID)
+	if err := l.tearDownVolumes(pod.UID); err != nil {
+		return err
+	}
+	if !podconfig.IsStatic(pod) {
+		l.cfg.Status.PodTerminated(pod)
+	}
+	return nil
 }
 
 func (l *Loop) setStatus(pod *v1.Pod, ps *runtime.PodStatus, terminal bool) {
@@ -85,7 +98,10 @@ func (l *Loop) setStatus(pod *v1.Pod, ps *runtime.PodStatus, terminal bool) {
 		RuntimeName: l.cfg.Runtime.RuntimeName(),
 		HostIPs:     l.cfg.HostIPs,
 		Terminal:    terminal,
+		Messages:    l.cfg.Runtime.TerminationMessages(pod, ps),
 	})
+	l.applyDeadline(pod, &st)
 	l.applyStatusFunc(pod.UID, &st, terminal)
+	l.cfg.Status.DelayTerminal(pod, &st, ps)
 	l.cfg.Status.SetPodStatus(pod, st)
 }

@@ -308,6 +308,15 @@ func (w *podWorkers) isFinished(uid types.UID) bool {
 	return ok && pw.finished
 }
 
+// syncing reports a pod whose worker still runs it: neither terminating nor
+// terminated.
+func (w *podWorkers) syncing(uid types.UID) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pw, ok := w.work[uid]
+	return ok && pw.state == stateSync
+}
+
 // known reports whether a worker exists for uid.
 func (w *podWorkers) known(uid types.UID) bool {
 	w.mu.Lock()

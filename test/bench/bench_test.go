@@ -59,6 +59,7 @@ type results struct {
 	rawBurst                     float64         // pods/s
 	start, bound, exit, del      []time.Duration
 	kill                         []time.Duration // kill call → API status
+	graceDel                     []time.Duration // delete, default grace, exits on SIGTERM → API object gone
 	burst                        float64         // pods/s
 	rss0, rss100, cpu            float64         // MiB, MiB, % of one core
 	svcRSS, svcCPU               float64         // the podman service's, with the burst pods (notes)
@@ -137,6 +138,8 @@ func report(cfg config, r *results, load0, load1 string) {
 		{fmt.Sprintf("burst of %d pods", cfg.burst), "pods/s", r.burst, r.rawBurst, "ratio ≥ 0.8", fmt.Sprintf("raw: %d clients", cfg.rawClients)},
 		{"delete (grace 0) p50", "ms", pct(r.del, .5), pct(r.rawDelete, .5), "≤ 1000 ms", fmt.Sprintf("n=%d; raw: pod rm -f", len(r.del))},
 		{"delete (grace 0) p99", "ms", pct(r.del, .99), pct(r.rawDelete, .99), "", ""},
+		{"delete (grace 30 s) p50", "ms", pct(r.graceDel, .5), math.NaN(), "≤ 1000 ms", fmt.Sprintf("n=%d; exits on SIGTERM → object gone", len(r.graceDel))},
+		{"delete (grace 30 s) p99", "ms", pct(r.graceDel, .99), math.NaN(), "", ""},
 		{"runlet RSS, 0 pods", "MiB", r.rss0, math.NaN(), "≤ 40 MiB", ""},
 		{fmt.Sprintf("runlet RSS, %d pods", cfg.burst), "MiB", r.rss100, math.NaN(), "≤ 80 MiB", fmt.Sprintf("podman service: %.1f MiB", r.svcRSS)},
 		{fmt.Sprintf("runlet CPU at rest, %d pods", cfg.burst), "% core", r.cpu, math.NaN(), "≤ 1 %", fmt.Sprintf("over %v; podman service: %.1f %%", cfg.cpuWindow, r.svcCPU)},
@@ -174,6 +177,7 @@ func report(cfg config, r *results, load0, load1 string) {
 	check("exit → API status p99", pct(r.exit, .99), 500, fmt.Sprintf("%.1f ms ≤ 500 ms", pct(r.exit, .99)))
 	check("burst", 0.8, r.burst/r.rawBurst, fmt.Sprintf("runlet %.2f pods/s ≥ 0.8 × raw %.2f pods/s", r.burst, r.rawBurst))
 	check("delete p50", pct(r.del, .5), 1000, fmt.Sprintf("%.1f ms ≤ 1000 ms", pct(r.del, .5)))
+	check("delete (default grace) p50", pct(r.graceDel, .5), 1000, fmt.Sprintf("%.1f ms ≤ 1000 ms", pct(r.graceDel, .5)))
 	check("RSS, 0 pods", r.rss0, 40, fmt.Sprintf("%.1f MiB ≤ 40 MiB", r.rss0))
 	check(fmt.Sprintf("RSS, %d pods", cfg.burst), r.rss100, 80, fmt.Sprintf("%.1f MiB ≤ 80 MiB", r.rss100))
 	check("CPU at rest", r.cpu, 1, fmt.Sprintf("%.2f %% ≤ 1 %% of one core", r.cpu))

@@ -118,6 +118,29 @@ func benchRunlet(t *testing.T, ctx context.Context, cfg config, be *podman.Backe
 	}
 	gone(append(seq, warm))
 
+	progress("runlet: %d deletes with the default grace period (container exits on SIGTERM → API object gone)", cfg.n)
+	var graceful []*v1.Pod
+	for i := range cfg.n {
+		p := framework.PodFor(rl.NodeName, ns, fmt.Sprintf("g-%d", i),
+			framework.Busybox("c", "sh", "-c", `trap "exit 0" TERM; sleep 3600 & wait`))
+		p.Spec.TerminationGracePeriodSeconds = nil // the API's default, 30 s
+		created, err := api.Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("create pod %s: %v", p.Name, err)
+		}
+		graceful = append(graceful, created)
+	}
+	for _, p := range graceful {
+		wait("running", p.Name, 2*time.Minute)
+	}
+	for _, p := range graceful {
+		t0 := time.Now()
+		if err := api.Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatalf("delete pod %s: %v", p.Name, err)
+		}
+		r.graceDel = append(r.graceDel, wait("gone", p.Name, time.Minute).Sub(t0))
+	}
+
 	progress("runlet: burst of %d pods", cfg.burst)
 	burst := make([]*v1.Pod, cfg.burst)
 	t0 := time.Now()

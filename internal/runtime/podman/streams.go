@@ -16,8 +16,10 @@ import (
 // Logs copies a slice of a container's log. podman 4.3 cuts the API's
 // timestamps to whole seconds, so when times matter (timestamps shown, or a
 // since filter) the k8s-file log on disk, which has nanoseconds, is read.
+// So it is for a tail: the API's tail leaves out a last line without its
+// newline ("echo -n DONE"), which a termination message from the log needs.
 func (b *Backend) Logs(ctx context.Context, id string, opts runtime.LogOptions, stdout, stderr io.Writer) error {
-	if opts.Timestamps || !opts.Since.IsZero() {
+	if opts.Timestamps || !opts.Since.IsZero() || opts.TailLines >= 0 {
 		if used, err := b.logFileLogs(ctx, id, opts, stdout, stderr); used {
 			return err
 		}
