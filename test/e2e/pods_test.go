@@ -69,7 +69,7 @@ func conditionTrue(p *v1.Pod, ct v1.PodConditionType) bool {
 
 func testDeployment(t *testing.T, node, ns string) {
 	c := framework.Get(t)
-	tmpl := framework.PodFor(node, ns, "web", framework.Busybox("web", "sleep", "3600"))
+	tmpl := framework.PodFor(node, ns, "web", framework.Sleeper("web"))
 	replicas := int32(3)
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
@@ -233,7 +233,7 @@ func hasEvent(t *testing.T, ns, pod, reason, contains string) bool {
 }
 
 func testDelete(t *testing.T, node, ns string) {
-	pod := framework.PodFor(node, ns, "deleteme", framework.Busybox("main", "sleep", "3600"))
+	pod := framework.PodFor(node, ns, "deleteme", framework.Sleeper("main"))
 	created := framework.CreatePod(t, pod)
 	framework.WaitForPodPhase(t, ns, pod.Name, v1.PodRunning, 90*time.Second)
 	framework.DeletePod(t, ns, pod.Name, nil)

@@ -218,19 +218,24 @@ func Toleration() v1.Toleration {
 	return v1.Toleration{Key: TaintKey, Operator: v1.TolerationOpEqual, Value: TaintValue, Effect: v1.TaintEffectNoSchedule}
 }
 
+// Sleeper is a busybox container that runs until it gets SIGTERM and then
+// exits at once, as a well-behaved server does; with the default 30 s grace
+// period its pod is deleted promptly.
+func Sleeper(name string) v1.Container {
+	return Busybox(name, "sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait")
+}
+
 // PodFor builds a pod that the scheduler places on the given runlet node: nodeSelector
 // type=virtual-kubelet + kubernetes.io/hostname=<node>, and the toleration for runlet's taint.
-// Grace period 2s so that deletes in tests are quick.
+// The grace period is the default one (30 s), as users get it.
 func PodFor(node, ns, name string, containers ...v1.Container) *v1.Pod {
-	grace := int64(2)
 	return &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": name}},
 		Spec: v1.PodSpec{
 			NodeSelector:                  map[string]string{NodeSelectorKey: NodeSelectorValue, "kubernetes.io/hostname": node},
 			Tolerations:                   []v1.Toleration{Toleration()},
 			Containers:                    containers,
-			RestartPolicy:                 v1.RestartPolicyAlways,
-			TerminationGracePeriodSeconds: &grace,
+			RestartPolicy: v1.RestartPolicyAlways,
 		},
 	}
 }
