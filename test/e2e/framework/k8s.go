@@ -232,9 +232,9 @@ func PodFor(node, ns, name string, containers ...v1.Container) *v1.Pod {
 	return &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": name}},
 		Spec: v1.PodSpec{
-			NodeSelector:                  map[string]string{NodeSelectorKey: NodeSelectorValue, "kubernetes.io/hostname": node},
-			Tolerations:                   []v1.Toleration{Toleration()},
-			Containers:                    containers,
+			NodeSelector:  map[string]string{NodeSelectorKey: NodeSelectorValue, "kubernetes.io/hostname": node},
+			Tolerations:   []v1.Toleration{Toleration()},
+			Containers:    containers,
 			RestartPolicy: v1.RestartPolicyAlways,
 		},
 	}
