@@ -23,6 +23,8 @@ type Input struct {
 	HostIPs     []string
 	// Terminal says the pod worker has finished the pod: no container will run again.
 	Terminal bool
+	// Probes, if set, says whether running containers have started and are ready.
+	Probes ContainerProbes
 }
 
 // Generate builds the pod's API status from the backend's view.
@@ -89,7 +91,7 @@ func containerStatus(in Input, spec v1.Container, waitReason string) v1.Containe
 	switch cur.State {
 	case runtime.ContainerRunning:
 		cs.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cur.StartedAt)}
-		cs.Ready, started = true, true
+		started, cs.Ready = in.runningState(&spec, cur)
 	case runtime.ContainerExited:
 		cs.State.Terminated = terminated(in.RuntimeName, cur)
 	default:
@@ -131,7 +133,7 @@ func terminated(runtimeName string, c *runtime.Container) *v1.ContainerStateTerm
 
 func conditions(pod *v1.Pod, st *v1.PodStatus, sandboxReady bool) []v1.PodCondition {
 	initialized := allTerminatedOK(st.InitContainerStatuses)
-	ready := allReady(st.ContainerStatuses) && st.Phase == v1.PodRunning
+	ready := containersReady(st)
 	conds := []v1.PodCondition{
 		cond(v1.PodReadyToStartContainers, sandboxReady && st.Phase != v1.PodSucceeded && st.Phase != v1.PodFailed, ""),
 		cond(v1.PodInitialized, initialized, "ContainersNotInitialized"),
@@ -149,7 +151,8 @@ func conditions(pod *v1.Pod, st *v1.PodStatus, sandboxReady bool) []v1.PodCondit
 			conds[4].LastTransitionTime = c.LastTransitionTime
 		}
 	}
-	return conds
+	applyReadinessGates(pod, &conds[3], pod.Status.Conditions)
+	return append(conds, foreignConditions(pod.Status.Conditions)...)
 }
 
 func cond(t v1.PodConditionType, ok bool, falseReason string) v1.PodCondition {
