@@ -14,6 +14,7 @@ import (
 // the grace period (SIGTERM, then SIGKILL).
 func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatus, graceOverride *int64) error {
 	grace := gracePeriod(pod, graceOverride)
+	podIP := m.podIP(pod, ps.Sandbox())
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -26,8 +27,7 @@ func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		wg.Add(1)
 		go func(c runtime.Container) {
 			defer wg.Done()
-			m.event(pod, v1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
-			if err := m.rt.StopContainer(ctx, c.ID, grace); err != nil && !errors.Is(err, runtime.ErrNotFound) {
+			if err := m.killContainer(ctx, pod, &c, grace, podIP, ""); err != nil && !errors.Is(err, runtime.ErrNotFound) {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()

@@ -34,6 +34,11 @@ type Config struct {
 	// Dirs is where per-pod files live (volumes, etc-hosts, termination logs).
 	Dirs poddir.Dirs
 	Log  logrus.FieldLogger
+	// Liveness and Startup hold the probes' results: a container that
+	// failed either is killed and restarted per its policy. nil: no probes.
+	Liveness, Startup ProbeResults
+	// Hooks runs postStart and preStop handlers; nil runs none.
+	Hooks HookRunner
 }
 
 // Manager acts on the backend for pods.
@@ -44,6 +49,9 @@ type Manager struct {
 	runtimeName string
 	owner       string
 	dirs        poddir.Dirs
+	liveness    ProbeResults
+	startup     ProbeResults
+	hooks       HookRunner
 
 	crashBackoff *backoff
 	imageBackoff *backoff
@@ -62,6 +70,7 @@ type Manager struct {
 func NewManager(cfg Config) *Manager {
 	return &Manager{
 		rt: cfg.Runtime, rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs,
+		liveness: cfg.Liveness, startup: cfg.Startup, hooks: cfg.Hooks,
 		crashBackoff: newBackoff(backoffInitial, backoffMax),
 		imageBackoff: newBackoff(backoffInitial, backoffMax),
 		waiting:      map[string]map[string]status.Waiting{},

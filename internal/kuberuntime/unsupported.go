@@ -28,18 +28,6 @@ func Unsupported(pod *v1.Pod) []string {
 func unsupportedInContainer(c *v1.Container) []string {
 	var out []string
 	field := func(name string) string { return fmt.Sprintf("containers[%s].%s", c.Name, name) }
-	if c.LivenessProbe != nil {
-		out = append(out, field("livenessProbe"))
-	}
-	if c.ReadinessProbe != nil {
-		out = append(out, field("readinessProbe"))
-	}
-	if c.StartupProbe != nil {
-		out = append(out, field("startupProbe"))
-	}
-	if c.Lifecycle != nil {
-		out = append(out, field("lifecycle"))
-	}
 	if len(c.VolumeMounts) > 0 {
 		out = append(out, field("volumeMounts"))
 	}

@@ -1,0 +1,110 @@
+package kuberuntime
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/runlet/runlet/internal/prober/results"
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/status"
+	"github.com/sirupsen/logrus"
+	v1 "k8s.io/api/core/v1"
+)
+
+// HookRunner runs a container's lifecycle handler (internal/lifecycle).
+type HookRunner interface {
+	Run(ctx context.Context, pod *v1.Pod, c *v1.Container, containerID, podIP string, h *v1.LifecycleHandler) (string, error)
+}
+
+// ProbeResults holds one probe type's newest results by container ID
+// (internal/prober/results).
+type ProbeResults interface {
+	Get(containerID string) (results.Result, bool)
+}
+
+// minimumGracePeriod is what a container always gets after its preStop hook,
+// even one that used up the grace period, as on the kubelet.
+const minimumGracePeriod = 2 * time.Second
+
+// killContainer stops one container as the kubelet's killContainer does: a
+// Killing event (message, or "Stopping container <name>"), the preStop hook
+// bounded by the grace period and counted against it, then SIGTERM and
+// SIGKILL after what is left of the grace.
+func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, c *runtime.Container, grace time.Duration, podIP, message string) error {
+	spec := containerSpec(pod, c.Name)
+	if message == "" {
+		message = "Stopping container " + c.Name
+	}
+	m.event(pod, v1.EventTypeNormal, "Killing", "%s", message)
+	if spec != nil && spec.Lifecycle != nil && spec.Lifecycle.PreStop != nil && grace > 0 && c.State == runtime.ContainerRunning && m.hooks != nil {
+		grace = max(grace-m.runPreStop(ctx, pod, spec, c.ID, podIP, grace), minimumGracePeriod)
+		if err := ctx.Err(); err != nil {
+			// Cut short by a shorter grace period: the caller starts over
+			// with it.
+			return err
+		}
+	}
+	return m.rt.StopContainer(ctx, c.ID, grace)
+}
+
+// runPreStop runs the container's preStop hook for at most grace and returns
+// how long it took. A failure is an event; the container is stopped anyway.
+func (m *Manager) runPreStop(ctx context.Context, pod *v1.Pod, spec *v1.Container, id, podIP string, grace time.Duration) time.Duration {
+	start := time.Now()
+	hctx, cancel := context.WithTimeout(ctx, grace)
+	defer cancel()
+	if _, err := m.hooks.Run(hctx, pod, spec, id, podIP, spec.Lifecycle.PreStop); err != nil {
+		m.log.WithError(err).WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "container": spec.Name}).Info("preStop hook failed")
+		// The message is not in the event, so secrets in it do not leak.
+		m.event(pod, v1.EventTypeWarning, "FailedPreStopHook", "PreStopHook failed")
+	}
+	return time.Since(start)
+}
+
+// runPostStart runs the postStart hook of a container just started. A
+// failure kills the container, which is then restarted per its policy, and
+// it waits with reason PostStartHookError meanwhile.
+func (m *Manager) runPostStart(ctx context.Context, pod *v1.Pod, c *v1.Container, id string, sb *runtime.Sandbox) error {
+	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil || m.hooks == nil {
+		return nil
+	}
+	podIP := m.podIP(pod, sb)
+	msg, err := m.hooks.Run(ctx, pod, c, id, podIP, c.Lifecycle.PostStart)
+	if err == nil {
+		return nil
+	}
+	m.event(pod, v1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed")
+	cur := &runtime.Container{ID: id, Name: c.Name, State: runtime.ContainerRunning}
+	if kerr := m.killContainer(ctx, pod, cur, gracePeriod(pod, nil), podIP, "FailedPostStartHook"); kerr != nil {
+		m.log.WithError(kerr).WithField("container", id).Warn("killing a container whose postStart hook failed")
+	}
+	m.setWaiting(string(pod.UID), c.Name, &status.Waiting{Reason: "PostStartHookError", Message: msg})
+	return fmt.Errorf("postStart hook of container %s: %w", c.Name, err)
+}
+
+// podIP is where a hook's HTTP request without a host goes: the sandbox's
+// IP, or the node's for a pod on the host's network.
+func (m *Manager) podIP(pod *v1.Pod, sb *runtime.Sandbox) string {
+	if sb != nil && len(sb.IPs) > 0 && !pod.Spec.HostNetwork {
+		return sb.IPs[0]
+	}
+	m.envMu.RLock()
+	defer m.envMu.RUnlock()
+	if len(m.hostIPs) > 0 {
+		return m.hostIPs[0]
+	}
+	return ""
+}
+
+// containerSpec finds a container of the pod by name, init containers included.
+func containerSpec(pod *v1.Pod, name string) *v1.Container {
+	for _, list := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
