@@ -54,6 +54,9 @@ type podWork struct {
 	finished   bool
 	removed    bool
 	done       chan struct{}
+	// step is the step in flight, if any: a pod that starts terminating, or
+	// whose grace period shrinks, cancels it and is taken up again at once.
+	step *runningStep
 }
 
 // podWorkers runs one goroutine per pod UID; the newest update replaces an
@@ -107,6 +110,7 @@ func (w *podWorkers) UpdatePod(pod *v1.Pod, typ UpdateType, graceOverride *int64
 	case pw.updates <- struct{}{}:
 	default:
 	}
+	pw.step.cancelIfOutdated(pw)
 }
 
 func (w *podWorkers) run(uid types.UID, pw *podWork) {
@@ -125,9 +129,15 @@ func (w *podWorkers) run(uid types.UID, pw *podWork) {
 		}
 		pod, state, grace, since := pw.pod, pw.state, pw.grace, pw.lastChange
 		pw.pending = false
+		ctx, cancel := context.WithCancel(w.ctx)
+		pw.step = &runningStep{state: state, grace: effectiveGrace(pod, grace), cancel: cancel}
 		w.mu.Unlock()
 
-		next, requeue, err := w.step(pod, state, grace, since)
+		next, requeue, err := w.step(ctx, pod, state, grace, since)
+		cancel()
+		w.mu.Lock()
+		pw.step = nil
+		w.mu.Unlock()
 		changed := w.changed == nil || w.changed(uid)
 		w.complete(uid, pw, next, requeue, err, changed)
 		if changed && w.afterSync != nil {
@@ -136,10 +146,10 @@ func (w *podWorkers) run(uid types.UID, pw *podWork) {
 	}
 }
 
-func (w *podWorkers) step(pod *v1.Pod, state workState, grace *int64, since time.Time) (workState, time.Duration, error) {
+func (w *podWorkers) step(ctx context.Context, pod *v1.Pod, state workState, grace *int64, since time.Time) (workState, time.Duration, error) {
 	op := [...]string{"sync", "terminating", "terminated"}[state]
 	start := time.Now()
-	next, requeue, err := w.doStep(pod, state, grace, since)
+	next, requeue, err := w.doStep(ctx, pod, state, grace, since)
 	telemetry.PodWorkerDuration.WithLabelValues(op).Observe(time.Since(start).Seconds())
 	if err != nil {
 		telemetry.PodWorkerErrors.WithLabelValues(op).Inc()
@@ -147,21 +157,21 @@ func (w *podWorkers) step(pod *v1.Pod, state workState, grace *int64, since time
 	return next, requeue, err
 }
 
-func (w *podWorkers) doStep(pod *v1.Pod, state workState, grace *int64, since time.Time) (workState, time.Duration, error) {
+func (w *podWorkers) doStep(ctx context.Context, pod *v1.Pod, state workState, grace *int64, since time.Time) (workState, time.Duration, error) {
 	switch state {
 	case stateSync:
-		terminal, requeue, err := w.syncer.SyncPod(w.ctx, pod, since)
+		terminal, requeue, err := w.syncer.SyncPod(ctx, pod, since)
 		if err == nil && terminal {
 			return stateTerminating, 0, nil
 		}
 		return stateSync, requeue, err
 	case stateTerminating:
-		if err := w.syncer.SyncTerminatingPod(w.ctx, pod, since, grace); err != nil {
+		if err := w.syncer.SyncTerminatingPod(ctx, pod, since, grace); err != nil {
 			return stateTerminating, 0, err
 		}
 		return stateTerminated, 0, nil
 	}
-	return stateTerminated, 0, w.syncer.SyncTerminatedPod(w.ctx, pod, since)
+	return stateTerminated, 0, w.syncer.SyncTerminatedPod(ctx, pod, since)
 }
 
 // complete records the outcome and schedules the next run: immediately when
