@@ -12,11 +12,13 @@ import (
 	"github.com/runlet/runlet/internal/envvars"
 	"github.com/runlet/runlet/internal/kubeletserver"
 	"github.com/runlet/runlet/internal/kuberuntime"
+	"github.com/runlet/runlet/internal/lifecycle"
 	"github.com/runlet/runlet/internal/mirror"
 	nodeinfo "github.com/runlet/runlet/internal/node"
 	"github.com/runlet/runlet/internal/pleg"
 	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/runlet/runlet/internal/poddir"
+	"github.com/runlet/runlet/internal/prober"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/podman"
 	"github.com/runlet/runlet/internal/status"
@@ -90,6 +92,7 @@ type core struct {
 	backend runtime.Runtime
 	runtime *kuberuntime.Manager
 	mirror  *mirror.Manager
+	prober  *prober.Manager
 }
 
 func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry) *core {
@@ -97,9 +100,12 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 	rec = mirror.NewRecorder(rec, mirrors) // static pods' events land on their mirror pods
 	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: status.NewManager(), backend: rt, mirror: mirrors}
 	c.pleg = pleg.New(rt, c.cache, o.PLEGRelistPeriod, log.WithField("component", "pleg"))
+	c.prober = prober.NewManager(prober.Config{Exec: rt, Status: c.status, Recorder: rec, Log: log.WithField("component", "prober")})
 	mgr := kuberuntime.NewManager(kuberuntime.Config{
 		Runtime: rt, Recorder: rec, RuntimeName: host.RuntimeName, Owner: o.NodeName,
 		Dirs: poddir.New(o.RootDir), Log: log.WithField("component", "kuberuntime"),
+		Liveness: c.prober.Liveness, Startup: c.prober.Startup,
+		Hooks: lifecycle.NewRunner(rt, rec, log.WithField("component", "lifecycle")),
 	})
 	c.runtime = mgr
 	if err := mgr.PersistBackoff(filepath.Join(o.RootDir, "backoff.json")); err != nil {
@@ -117,6 +123,9 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 		MaxPods:     o.MaxPods,
 		Log:         log.WithField("component", "syncloop"),
 		Mirror:      c.mirror,
+
+		Prober:       c.prober,
+		ProbeResults: c.prober.Updates(),
 	})
 	return c
 }
@@ -125,6 +134,7 @@ func (c *core) start(ctx context.Context) {
 	go c.status.Run(ctx)
 	go c.mirror.Run(ctx)
 	go c.pleg.Run(ctx)
+	go c.prober.Run(ctx)
 	go c.loop.Run(ctx)
 }
 
@@ -178,7 +188,11 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 			cfg.EventRecorder = rec
 			return nil
 		},
-		nodeutil.WithPodControllerConfigOverrides(podControllerOverrides),
+		nodeutil.WithPodControllerConfigOverrides(podControllerOverrides, func(pc *node.PodControllerConfig) error {
+			// Conditions others set on pods (readiness gates) reach runlet.
+			_, err := pc.PodInformer.Informer().AddEventHandler(prov.ConditionsHandler())
+			return err
+		}),
 	)
 	if err != nil {
 		return err
