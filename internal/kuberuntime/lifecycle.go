@@ -54,8 +54,15 @@ func (m *Manager) runPreStop(ctx context.Context, pod *v1.Pod, spec *v1.Containe
 	start := time.Now()
 	hctx, cancel := context.WithTimeout(ctx, grace)
 	defer cancel()
-	if _, err := m.hooks.Run(hctx, pod, spec, id, podIP, spec.Lifecycle.PreStop); err != nil {
-		m.log.WithError(err).WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "container": spec.Name}).Info("preStop hook failed")
+	_, err := m.hooks.Run(hctx, pod, spec, id, podIP, spec.Lifecycle.PreStop)
+	log := m.log.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "container": spec.Name})
+	switch {
+	case err == nil:
+	case ctx.Err() == nil && hctx.Err() == context.DeadlineExceeded:
+		// Not a failure: the grace period is over, the container is stopped.
+		log.WithField("grace", grace).Info("preStop hook not completed in the grace period")
+	default:
+		log.WithError(err).Info("preStop hook failed")
 		// The message is not in the event, so secrets in it do not leak.
 		m.event(pod, v1.EventTypeWarning, "FailedPreStopHook", "PreStopHook failed")
 	}

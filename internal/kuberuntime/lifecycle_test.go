@@ -102,7 +102,8 @@ func TestPreStopBoundedByGrace(t *testing.T) {
 	if stops := e.f.Stops(); len(stops) != 1 || stops[0].Grace != minimumGracePeriod {
 		t.Errorf("stops %+v, want one with the minimum grace", stops)
 	}
-	if ev := events(rec); !strings.Contains(ev, "Warning FailedPreStopHook PreStopHook failed") {
+	// Running out of time is not a failure of the hook.
+	if ev := events(rec); strings.Contains(ev, "FailedPreStopHook") {
 		t.Errorf("events:\n%s", ev)
 	}
 
@@ -116,6 +117,26 @@ func TestPreStopBoundedByGrace(t *testing.T) {
 	zero := int64(0)
 	if err := e2.m.KillPod(e2.ctx, pod, e2.status(pod), &zero); err != nil || len(h2.calls) != 0 {
 		t.Fatalf("grace 0 ran hooks %v (%v)", h2.calls, err)
+	}
+}
+
+func TestPreStopFailure(t *testing.T) {
+	e := newEnv(t)
+	h, rec := hooked(e)
+	h.fn = func(context.Context, *v1.LifecycleHandler) error { return errors.New("exit 3") }
+	pod := newPod(v1.RestartPolicyAlways, "c")
+	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PreStop: handler("fail")}
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.m.KillPod(e.ctx, pod, e.status(pod), nil); err != nil {
+		t.Fatal(err)
+	}
+	if ev := events(rec); !strings.Contains(ev, "Warning FailedPreStopHook PreStopHook failed") {
+		t.Errorf("events:\n%s", ev)
+	}
+	if len(e.f.Stops()) != 1 {
+		t.Errorf("a failed preStop hook kept the container from stopping: %+v", e.f.Stops())
 	}
 }
 
