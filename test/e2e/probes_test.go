@@ -25,6 +25,7 @@ func TestProbes(t *testing.T) {
 		"StartupFails":     testStartupFails,
 		"TCP":              testTCPProbes,
 		"GRPC":             testGRPCProbes,
+		"Terminating":      testProbesWhileTerminating,
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -176,5 +177,28 @@ func testGRPCProbes(t *testing.T, node, ns string) {
 	waitForEvent(t, ns, "grpc-down", "Unhealthy", `Liveness probe failed: service unhealthy (responded with "NOT_SERVING")`, 10*time.Second)
 	if p := getPod(t, ns, "grpc-serving"); containerStatus(p, "web").RestartCount != 0 {
 		t.Fatalf("a serving gRPC server was restarted\n%s", framework.DescribePod(ns, "grpc-serving"))
+	}
+}
+
+// testProbesWhileTerminating: a pod that is being deleted turns unready when
+// its readiness probe says so (its container stays reachable while it winds
+// down), and its liveness probe no longer runs: no restart, no Killing for
+// a failed liveness probe.
+func testProbesWhileTerminating(t *testing.T, node, ns string) {
+	c := framework.Busybox("main", "sh", "-c",
+		"trap 'rm -f /tmp/ready /tmp/alive; sleep 20; exit 0' TERM; touch /tmp/ready /tmp/alive; sleep 3600 & wait")
+	c.ReadinessProbe = fastProbe(execProbe("cat", "/tmp/ready"))
+	c.LivenessProbe = fastProbe(execProbe("cat", "/tmp/alive"))
+	pod := userPod(node, ns, "terminating", c)
+	framework.CreatePod(t, pod)
+	framework.WaitForPodReady(t, ns, pod.Name, 90*time.Second)
+
+	framework.DeletePod(t, ns, pod.Name, nil)
+	framework.WaitForPod(t, ns, pod.Name, 20*time.Second, func(p *v1.Pod) bool {
+		return p.DeletionTimestamp != nil && condStatus(p, v1.PodReady) == v1.ConditionFalse
+	})
+	framework.WaitForPodGone(t, ns, pod.Name, 90*time.Second)
+	if hasEvent(t, ns, pod.Name, "Killing", "failed liveness probe") {
+		t.Fatalf("a terminating pod was killed for its liveness probe\n%s", framework.DescribePod(ns, pod.Name))
 	}
 }
