@@ -39,10 +39,13 @@ func (pb *prober) probe(ctx context.Context, t ProbeType, pod *v1.Pod, podIP str
 		return results.Success, nil
 	}
 	result, output, err := pb.runWithRetries(ctx, spec, podIP, c, containerID)
-	log := pb.log.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "container": c.Name, "probe": t.String()})
+	// Built only when something is to be said: most probes succeed.
+	log := func() logrus.FieldLogger {
+		return pb.log.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "container": c.Name, "probe": t.String()})
+	}
 	switch {
 	case err != nil:
-		log.WithError(err).Debug("probe errored")
+		log().WithError(err).Debug("probe errored")
 		pb.event(pod, v1.EventTypeWarning, "Unhealthy", "%s probe errored and resulted in %s state: %s", t, result, err)
 		return results.Failure, err
 	case result == probe.Success:
@@ -51,7 +54,7 @@ func (pb *prober) probe(ctx context.Context, t ProbeType, pod *v1.Pod, podIP str
 		pb.event(pod, v1.EventTypeWarning, "ProbeWarning", "%s probe warning: %s", t, output)
 		return results.Success, nil
 	case result == probe.Failure:
-		log.WithField("output", output).Debug("probe failed")
+		log().WithField("output", output).Debug("probe failed")
 		pb.event(pod, v1.EventTypeWarning, "Unhealthy", "%s probe failed: %s", t, output)
 	}
 	return results.Failure, nil

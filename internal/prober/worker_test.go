@@ -289,3 +289,32 @@ func TestWorkerKeepsAdoptedContainersState(t *testing.T) {
 		t.Fatal("probed to learn what the adopted container already said")
 	}
 }
+
+// TestWorkerProbesOnTheGrid: a worker probes at the next point of the shared
+// 100 ms grid, then every period on it, so probes of many pods share their
+// wake-ups.
+func TestWorkerProbesOnTheGrid(t *testing.T) {
+	h := newHarness(t)
+	h.m.start = t0.Add(-time.Hour) // not a fresh runlet: no start-up spread
+	h.clock.SetTime(t0.Add(30 * time.Millisecond))
+	h.running(h.ids[0], t0, true)
+	c := v1.Container{Name: "c", ReadinessProbe: execSpec(1)}
+	h.m.AddPod(probePod(c))
+	probes := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !h.clock.HasWaiters() || h.execCount() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d probes, want %d", h.execCount(), want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	probes(0)
+	h.clock.Step(70 * time.Millisecond) // t0+100ms: the next grid point
+	probes(1)
+	h.clock.Step(999 * time.Millisecond)
+	probes(1)
+	h.clock.Step(time.Millisecond) // one period later, on the grid again
+	probes(2)
+}
