@@ -143,8 +143,8 @@ func report(cfg config, r *results, load0, load1 string) {
 		{"runlet RSS, 0 pods", "MiB", r.rss0, math.NaN(), "≤ 40 MiB", ""},
 		{fmt.Sprintf("runlet RSS, %d pods", cfg.burst), "MiB", r.rss100, math.NaN(), "≤ 80 MiB", fmt.Sprintf("podman service: %.1f MiB", r.svcRSS)},
 		{fmt.Sprintf("runlet CPU at rest, %d pods", cfg.burst), "% core", r.cpu, math.NaN(), "≤ 1 %", fmt.Sprintf("over %v; podman service: %.1f %%", cfg.cpuWindow, r.svcCPU)},
-		{fmt.Sprintf("runlet CPU, %d pods probed 1/s", cfg.burst), "% core", r.probeCPU, math.NaN(), "≤ 5 %",
-			fmt.Sprintf("httpGet readiness; podman service: %.1f %%; +%.0f goroutines", r.probeSvcCPU, r.probeGoroutines)},
+		{fmt.Sprintf("runlet CPU, %d pods probed", cfg.burst), "% core", r.probeCPU, math.NaN(), "≤ 5 %",
+			fmt.Sprintf("httpGet readiness every 1 s; podman service: %.1f %%; +%.0f goroutines", r.probeSvcCPU, r.probeGoroutines)},
 	}
 	num := func(v float64) string {
 		if math.IsNaN(v) {
