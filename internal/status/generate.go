@@ -74,7 +74,9 @@ func containerStatuses(in Input, specs []v1.Container, waitReason string) []v1.C
 // containerStatus reports one container; waitReason is why a container not
 // created yet waits (ContainerCreating, or PodInitializing behind init containers).
 func containerStatus(in Input, spec v1.Container, waitReason string) v1.ContainerStatus {
-	cs := v1.ContainerStatus{Name: spec.Name, Image: spec.Image}
+	// Started is always set, false until known, as the kubelet's prober
+	// manager sets it on every container status.
+	cs := v1.ContainerStatus{Name: spec.Name, Image: spec.Image, Started: new(bool)}
 	cur, prev := in.Runtime.Latest(spec.Name)
 	w, hasWaiting := in.Waiting[spec.Name]
 	if cur == nil {

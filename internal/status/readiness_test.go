@@ -131,3 +131,12 @@ func TestSetContainerReadiness(t *testing.T) {
 	m.SetContainerReadiness(pod.UID, "unknown", true) // another container's ID: nothing happens
 	m.SetContainerReadiness("other-pod", "id1", true)
 }
+
+// TestStartedAlwaysSet: a container not created yet says started=false, as
+// on the kubelet (clients dereference the flag).
+func TestStartedAlwaysSet(t *testing.T) {
+	st := Generate(Input{Pod: testPod(v1.RestartPolicyAlways, "c"), Runtime: podStatus(), RuntimeName: "podman"})
+	if s := st.ContainerStatuses[0].Started; s == nil || *s {
+		t.Fatalf("started = %v; want false", s)
+	}
+}
