@@ -1,8 +1,10 @@
 #!/bin/bash
 # Build the local test images from busybox-static: no registry is needed.
 #   localhost/runlet/busybox:latest   busybox with its applets linked in /bin
+#   localhost/runlet/testserver:latest  HTTP/HTTPS/gRPC health test server (hack/images-testserver.sh)
 # Usage: hack/images.sh            (idempotent; RUNLET_REBUILD_IMAGES=1 forces a rebuild)
 set -euo pipefail
+bash "$(dirname "$0")/images-testserver.sh" # probe and hook test workload
 IMAGE=localhost/runlet/busybox:latest
 if [ "${RUNLET_REBUILD_IMAGES:-0}" != 1 ] && podman image exists "$IMAGE" 2>/dev/null; then
   exit 0

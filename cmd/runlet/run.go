@@ -14,12 +14,14 @@ import (
 	"github.com/runlet/runlet/internal/eviction"
 	"github.com/runlet/runlet/internal/kubeletserver"
 	"github.com/runlet/runlet/internal/kuberuntime"
+	"github.com/runlet/runlet/internal/lifecycle"
 	"github.com/runlet/runlet/internal/logs"
 	"github.com/runlet/runlet/internal/mirror"
 	nodeinfo "github.com/runlet/runlet/internal/node"
 	"github.com/runlet/runlet/internal/pleg"
 	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/runlet/runlet/internal/poddir"
+	"github.com/runlet/runlet/internal/prober"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/podman"
 	"github.com/runlet/runlet/internal/stats"
@@ -109,6 +111,7 @@ type core struct {
 	provider atomic.Pointer[provider.Provider]
 	objects  podObjects
 	volumes  *volume.Manager
+	prober   *prober.Manager
 }
 
 func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry) *core {
@@ -122,30 +125,35 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 	// not at the end of their grace period; terminal pods' statuses are
 	// written, which the framework does not do.
 	c.status.SetStatusWriter(status.APIWriter{Pods: client.CoreV1()}, log.WithField("component", "status"))
+	c.prober = prober.NewManager(prober.Config{Exec: rt, Status: c.status, Recorder: rec, Log: log.WithField("component", "prober")})
 	mgr := kuberuntime.NewManager(kuberuntime.Config{
 		Runtime: rt, Recorder: rec, RuntimeName: host.RuntimeName, Owner: o.NodeName,
 		Dirs: poddir.New(o.RootDir), Volumes: c.volumes, Log: log.WithField("component", "kuberuntime"),
 		DNS: newDNSConfigurer(o, rec, nodeIP, log), ImagePullTimeout: o.ImagePullTimeout,
+		Liveness: c.prober.Liveness, Startup: c.prober.Startup,
+		Hooks: lifecycle.NewRunner(rt, rec, log.WithField("component", "lifecycle")),
 	})
 	c.runtime = mgr
 	if err := mgr.PersistBackoff(filepath.Join(o.RootDir, "backoff.json")); err != nil {
 		log.WithError(err).Warn("restart back-off state unreadable; starting afresh")
 	}
 	c.loop = syncloop.New(syncloop.Config{
-		Updates:     c.config.Updates(),
-		SourcesSeen: c.config.SeenAllSources,
-		PLEG:        c.pleg,
-		Cache:       c.cache,
-		Runtime:     mgr,
-		Status:      c.status,
-		Recorder:    rec,
-		HostIPs:     []string{nodeIP},
-		MaxPods:     o.MaxPods,
-		Log:         log.WithField("component", "syncloop"),
-		Mirror:      c.mirror,
-		InAPI:       c.inAPI,
-		Volumes:     c.volumes,
-		Admit:       c.admitPressure,
+		Updates:      c.config.Updates(),
+		SourcesSeen:  c.config.SeenAllSources,
+		PLEG:         c.pleg,
+		Cache:        c.cache,
+		Runtime:      mgr,
+		Status:       c.status,
+		Recorder:     rec,
+		HostIPs:      []string{nodeIP},
+		MaxPods:      o.MaxPods,
+		Log:          log.WithField("component", "syncloop"),
+		Mirror:       c.mirror,
+		InAPI:        c.inAPI,
+		Volumes:      c.volumes,
+		Admit:        c.admitPressure,
+		Prober:       c.prober,
+		ProbeResults: c.prober.Updates(),
 	})
 	files, _ := rt.(stats.ContainerFiles)
 	c.stats = newStats(o, c, host, files)
@@ -167,6 +175,7 @@ func (c *core) start(ctx context.Context) {
 	go c.status.Run(ctx)
 	go c.mirror.Run(ctx)
 	go c.pleg.Run(ctx)
+	go c.prober.Run(ctx)
 	go c.loop.Run(ctx)
 	c.eviction.Start(ctx, eviction.MonitoringInterval)
 }
@@ -239,7 +248,11 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 			cfg.EventRecorder = rec
 			return nil
 		},
-		nodeutil.WithPodControllerConfigOverrides(podControllerOverrides),
+		nodeutil.WithPodControllerConfigOverrides(podControllerOverrides, func(pc *node.PodControllerConfig) error {
+			// Conditions others set on pods (readiness gates) reach runlet.
+			_, err := pc.PodInformer.Informer().AddEventHandler(prov.ConditionsHandler())
+			return err
+		}),
 	)
 	if err != nil {
 		return err

@@ -31,6 +31,8 @@ func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		}
 		order = newTerminationOrdering(pod, names)
 	}
+	grace := gracePeriod(pod, graceOverride)
+	podIP := m.podIP(pod, ps.Sandbox())
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -40,7 +42,7 @@ func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		wg.Add(1)
 		go func(c runtime.Container) {
 			defer wg.Done()
-			if err := m.killContainer(ctx, pod, c, graceOverride, order); err != nil {
+			if err := m.killContainer(ctx, pod, &c, grace, podIP, "", order); err != nil {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()
@@ -51,21 +53,35 @@ func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 	return utilerrors.NewAggregate(errs)
 }
 
-// minimumTurnGrace is the least time a container gets once it waited for its
-// turn to stop (the kubelet's minimumGracePeriodInSeconds): a sidecar whose
-// turn comes at the very end of the grace period still gets a SIGTERM first.
-const minimumTurnGrace = 2 * time.Second
+// minimumGracePeriod is the least time a container gets between SIGTERM and
+// SIGKILL, as the kubelet's minimumGracePeriodInSeconds: after a preStop hook
+// or a wait for its turn that used up the grace period, and for a forced
+// deletion (grace 0) or an orphan's removal.
+const minimumGracePeriod = 2 * time.Second
 
-// killContainer stops one container, as the kubelet's killContainer: the
-// grace period, less the wait for its turn when order is set, between
-// SIGTERM and SIGKILL.
-func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, c runtime.Container, graceOverride *int64, order *terminationOrdering) error {
-	grace := gracePeriod(pod, graceOverride)
-	m.event(pod, v1.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
-	if order != nil && grace > 0 {
-		grace = max(grace-order.waitForTurn(c.Name, grace), minimumTurnGrace)
+// killContainer stops one container as the kubelet's killContainer does: a
+// Killing event (message, or "Stopping container <name>"), the preStop hook
+// bounded by the grace period and counted against it, the wait for its turn
+// when order is set (sidecars), then SIGTERM and SIGKILL after what is left
+// of the grace, never less than minimumGracePeriod.
+func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, c *runtime.Container, grace time.Duration, podIP, message string, order *terminationOrdering) error {
+	spec := containerSpec(pod, c.Name)
+	if message == "" {
+		message = "Stopping container " + c.Name
 	}
-	err := m.rt.StopContainer(ctx, c.ID, grace)
+	m.event(pod, v1.EventTypeNormal, "Killing", "%s", message)
+	if spec != nil && spec.Lifecycle != nil && spec.Lifecycle.PreStop != nil && grace > 0 && c.State == runtime.ContainerRunning && m.hooks != nil {
+		grace -= m.runPreStop(ctx, pod, spec, c.ID, podIP, grace)
+		if err := ctx.Err(); err != nil {
+			// Cut short by a shorter grace period: the caller starts over
+			// with it.
+			return err
+		}
+	}
+	if order != nil && grace > 0 {
+		grace -= order.waitForTurn(c.Name, grace)
+	}
+	err := m.rt.StopContainer(ctx, c.ID, max(grace, minimumGracePeriod))
 	if err != nil && !errors.Is(err, runtime.ErrNotFound) {
 		return err
 	}

@@ -20,8 +20,10 @@ func TestKillPodGrace(t *testing.T) {
 		{"default", nil, nil, nil, 30 * time.Second},
 		{"spec", i64(7), nil, nil, 7 * time.Second},
 		{"deletion grace", i64(7), i64(3), nil, 3 * time.Second},
-		{"override", i64(7), i64(3), i64(1), time.Second},
-		{"override zero", nil, nil, i64(0), 0},
+		{"override", i64(7), i64(3), i64(4), 4 * time.Second},
+		// The kubelet's minimum: a forced deletion still gets SIGTERM first.
+		{"override below the minimum", i64(7), i64(3), i64(1), 2 * time.Second},
+		{"override zero", nil, nil, i64(0), 2 * time.Second},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

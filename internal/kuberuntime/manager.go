@@ -10,7 +10,6 @@ import (
 	"github.com/runlet/runlet/internal/images"
 	"github.com/runlet/runlet/internal/network/dns"
 	"github.com/runlet/runlet/internal/poddir"
-	"github.com/runlet/runlet/internal/prober/results"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/status"
 	"github.com/sirupsen/logrus"
@@ -38,10 +37,13 @@ type Config struct {
 	// Volumes sets up pods' volumes; nil: pods get no volumes (tests).
 	Volumes Volumes
 	Log     logrus.FieldLogger
-	// Startup holds startup probe results: a sidecar with a startup probe
-	// lets the next init container start once it succeeded. Nil (no
-	// prober) means such a sidecar never counts as started.
-	Startup *results.Manager
+	// Liveness and Startup hold the probes' results: a container that
+	// failed either is killed and restarted per its policy; a sidecar with a
+	// startup probe lets the next init container start once it succeeded.
+	// nil: no probes (such a sidecar never counts as started).
+	Liveness, Startup ProbeResults
+	// Hooks runs postStart and preStop handlers; nil runs none.
+	Hooks HookRunner
 	// DNS decides the pods' resolv.conf (--cluster-dns, --cluster-domain,
 	// --resolv-conf). nil: no cluster DNS and no host file to start from
 	// (the kubelet's --resolv-conf="": nameserver 127.0.0.1).
@@ -62,7 +64,9 @@ type Manager struct {
 	owner       string
 	dirs        poddir.Dirs
 	volumes     Volumes
-	startup     *results.Manager
+	liveness    ProbeResults
+	startup     ProbeResults
+	hooks       HookRunner
 
 	crashBackoff *backoff
 	imageBackoff *backoff
@@ -97,7 +101,8 @@ func NewManager(cfg Config) *Manager {
 		cfg.HostsFile = "/etc/hosts"
 	}
 	return &Manager{
-		rt: cfg.Runtime, rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs, startup: cfg.Startup,
+		rt: cfg.Runtime, rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs,
+		liveness: cfg.Liveness, startup: cfg.Startup, hooks: cfg.Hooks,
 		volumes:      cfg.Volumes,
 		crashBackoff: newBackoff(backoffInitial, backoffMax),
 		imageBackoff: newBackoff(backoffInitial, backoffMax),

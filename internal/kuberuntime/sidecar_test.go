@@ -107,7 +107,7 @@ func TestSidecarStartupProbeGates(t *testing.T) {
 	e.mustSync(pod)
 	e.wantStarted(pod, []string{"sc"}, "main")
 	id := e.latest(pod, "sc").ID
-	startup.Set(id, results.Failure, pod.UID)
+	startup.Set(id, results.Unknown, pod.UID)
 	e.mustSync(pod)
 	e.wantStarted(pod, nil, "main")
 	startup.Set(id, results.Success, pod.UID)

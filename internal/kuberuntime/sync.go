@@ -121,14 +121,17 @@ func (m *Manager) syncContainer(ctx context.Context, pod *v1.Pod, c *v1.Containe
 	case cur == nil:
 		return m.startContainer(ctx, pod, c, sb, 0)
 	case cur.State == runtime.ContainerCreated:
-		return m.startCreated(ctx, pod, c, cur)
+		return m.startCreated(ctx, pod, c, cur, ps.Sandbox())
 	case cur.State == runtime.ContainerRunning:
 		if cur.Labels[runtime.LabelSpecHash] != HashContainer(c) {
-			m.event(pod, v1.EventTypeNormal, "Killing", "Container %s definition changed, will be restarted", c.Name)
-			if err := m.rt.StopContainer(ctx, cur.ID, gracePeriod(pod, nil)); err != nil {
+			msg := fmt.Sprintf("Container %s definition changed, will be restarted", c.Name)
+			if err := m.killContainer(ctx, pod, cur, gracePeriod(pod, nil), m.podIP(pod, sb), msg, nil); err != nil {
 				return Result{}, err
 			}
 			return Result{Changed: true}, nil
+		}
+		if killed, err := m.killUnhealthy(ctx, pod, c, cur, sb); killed {
+			return Result{Changed: true}, err
 		}
 		m.setWaiting(uid, c.Name, nil)
 		return Result{}, nil
@@ -153,7 +156,7 @@ func backoffKey(pod *v1.Pod, c *v1.Container) string {
 	return string(pod.UID) + "/" + c.Name + "/" + HashContainer(c)
 }
 
-func (m *Manager) startCreated(ctx context.Context, pod *v1.Pod, c *v1.Container, cur *runtime.Container) (Result, error) {
+func (m *Manager) startCreated(ctx context.Context, pod *v1.Pod, c *v1.Container, cur *runtime.Container, sb *runtime.Sandbox) (Result, error) {
 	if err := m.rt.StartContainer(ctx, cur.ID); err != nil {
 		// A created container that cannot start (its runtime state was lost,
 		// say, when the backend died mid-start) is replaced, as the kubelet
@@ -165,7 +168,7 @@ func (m *Manager) startCreated(ctx context.Context, pod *v1.Pod, c *v1.Container
 	}
 	m.setWaiting(string(pod.UID), c.Name, nil)
 	m.event(pod, v1.EventTypeNormal, "Started", "Started container %s", c.Name)
-	return Result{Changed: true}, nil
+	return Result{Changed: true}, m.runPostStart(ctx, pod, c, cur.ID, sb)
 }
 
 func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Container, sb *runtime.Sandbox, attempt int) (Result, error) {
@@ -202,7 +205,7 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contain
 	}
 	m.setWaiting(uid, c.Name, nil)
 	m.event(pod, v1.EventTypeNormal, "Started", "Started container %s", c.Name)
-	return Result{Changed: true}, nil
+	return Result{Changed: true}, m.runPostStart(ctx, pod, c, id, sb)
 }
 
 func (m *Manager) failStart(pod *v1.Pod, c *v1.Container, err error) (Result, error) {

@@ -1,8 +1,6 @@
 package kuberuntime
 
 import (
-	"fmt"
-
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -10,32 +8,8 @@ import (
 // honour yet, so a user is told instead of being silently ignored.
 func Unsupported(pod *v1.Pod) []string {
 	var out []string
-	for _, c := range pod.Spec.InitContainers {
-		out = append(out, unsupportedInContainer(&c)...)
-	}
 	if len(pod.Spec.EphemeralContainers) > 0 {
 		out = append(out, "spec.ephemeralContainers")
-	}
-	for _, c := range pod.Spec.Containers {
-		out = append(out, unsupportedInContainer(&c)...)
-	}
-	return out
-}
-
-func unsupportedInContainer(c *v1.Container) []string {
-	var out []string
-	field := func(name string) string { return fmt.Sprintf("containers[%s].%s", c.Name, name) }
-	if c.LivenessProbe != nil {
-		out = append(out, field("livenessProbe"))
-	}
-	if c.ReadinessProbe != nil {
-		out = append(out, field("readinessProbe"))
-	}
-	if c.StartupProbe != nil {
-		out = append(out, field("startupProbe"))
-	}
-	if c.Lifecycle != nil {
-		out = append(out, field("lifecycle"))
 	}
 	return out
 }

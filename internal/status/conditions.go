@@ -53,7 +53,7 @@ func conditions(pod *v1.Pod, st *v1.PodStatus, sandboxReady bool) []v1.PodCondit
 		podReadyCondition(pod, pod.Status.Conditions, containersReady),
 		scheduled,
 	}
-	return conds
+	return append(conds, foreignConditions(pod.Status.Conditions)...)
 }
 
 func cond(t v1.PodConditionType, ok bool, falseReason string) v1.PodCondition {

@@ -26,6 +26,8 @@ type Input struct {
 	// Messages are the termination messages of exited containers, by
 	// container ID (without the runtime prefix).
 	Messages map[string]string
+	// Probes, if set, says whether running containers have started and are ready.
+	Probes ContainerProbes
 }
 
 // Generate builds the pod's API status from the backend's view.
@@ -74,7 +76,9 @@ func containerStatuses(in Input, specs []v1.Container, waitReason string) []v1.C
 // created yet waits (ContainerCreating, or PodInitializing in a pod with init
 // containers).
 func containerStatus(in Input, spec v1.Container, waitReason string) v1.ContainerStatus {
-	cs := v1.ContainerStatus{Name: spec.Name, Image: spec.Image}
+	// Started is always set, false until known, as the kubelet's prober
+	// manager sets it on every container status.
+	cs := v1.ContainerStatus{Name: spec.Name, Image: spec.Image, Started: new(bool)}
 	cur, prev := in.Runtime.Latest(spec.Name)
 	w, hasWaiting := in.Waiting[spec.Name]
 	if cur == nil {
@@ -91,7 +95,7 @@ func containerStatus(in Input, spec v1.Container, waitReason string) v1.Containe
 	switch cur.State {
 	case runtime.ContainerRunning:
 		cs.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cur.StartedAt)}
-		cs.Ready, started = true, true
+		started, cs.Ready = in.runningState(&spec, cur)
 	case runtime.ContainerExited:
 		cs.State.Terminated = terminated(in, cur)
 	default:

@@ -41,14 +41,6 @@ func (m *Manager) Reconcile(api APIPod) int {
 	return n
 }
 
-// ownedConditions are the pod conditions runlet sets, as the kubelet's
-// PodConditionsByKubelet; others (readiness gates, DisruptionTarget…)
-// belong to whoever set them.
-var ownedConditions = map[v1.PodConditionType]bool{
-	v1.PodScheduled: true, v1.PodReady: true, v1.PodInitialized: true,
-	v1.ContainersReady: true, v1.PodReadyToStartContainers: true,
-}
-
 // ownedEqual compares two statuses as the kubelet's isPodStatusByKubeletEqual:
 // owned conditions by status, reason and message; the rest field by field.
 func ownedEqual(a, b *v1.PodStatus) bool {

@@ -21,6 +21,9 @@ func (l *Loop) housekeeping(ctx context.Context) {
 	for _, p := range l.pods.list() {
 		desired[p.UID] = true
 	}
+	if l.cfg.Prober != nil {
+		l.cfg.Prober.CleanupPods(desired)
+	}
 	for _, uid := range l.workers.forget(desired) {
 		l.statusFuncs.Delete(uid)
 		l.cfg.Status.Delete(uid)

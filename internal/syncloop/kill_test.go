@@ -68,8 +68,8 @@ func TestKillPodKeepsThePodFailed(t *testing.T) {
 		t.Fatalf("active pods %v", a)
 	}
 
-	one := int64(1)
-	err := loop.KillPod(ctx, pod, KillPodOptions{GracePeriodOverride: &one, StatusFunc: func(st *v1.PodStatus) {
+	three := int64(3)
+	err := loop.KillPod(ctx, pod, KillPodOptions{GracePeriodOverride: &three, StatusFunc: func(st *v1.PodStatus) {
 		st.Phase, st.Reason, st.Message = v1.PodFailed, "Evicted", "The node was low on resource: ephemeral-storage. "
 	}})
 	if err != nil {
@@ -80,8 +80,8 @@ func TestKillPodKeepsThePodFailed(t *testing.T) {
 			t.Errorf("container %s still runs after KillPod returned", c.Name)
 		}
 	}
-	if stops := f.Stops(); len(stops) == 0 || stops[0].Grace != time.Second {
-		t.Errorf("stops %+v; want the 1 s override", stops)
+	if stops := f.Stops(); len(stops) == 0 || stops[0].Grace != 3*time.Second {
+		t.Errorf("stops %+v; want the 3 s override", stops)
 	}
 	eventually(t, "Failed/Evicted", func() bool { return last().Reason == "Evicted" })
 	if st := last(); st.Phase != v1.PodFailed || st.ContainerStatuses[0].State.Terminated == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/runlet/runlet/internal/kuberuntime"
 	"github.com/runlet/runlet/internal/pleg"
 	"github.com/runlet/runlet/internal/podconfig"
+	"github.com/runlet/runlet/internal/prober"
 	"github.com/runlet/runlet/internal/status"
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
@@ -31,8 +32,10 @@ type Config struct {
 	HostIPs     []string
 	MaxPods     int
 	Log         logrus.FieldLogger
-	// ProbeResults carries liveness/readiness/startup results (by pod UID).
-	ProbeResults <-chan types.UID
+	// Prober runs the pods' probes (internal/prober); nil: none run.
+	Prober Prober
+	// ProbeResults carries changed liveness/readiness/startup results.
+	ProbeResults <-chan prober.Update
 	// ResyncInterval is how often a healthy pod is synced anyway.
 	ResyncInterval time.Duration
 	// Mirror, if set, keeps the mirror pods of static pods; housekeeping feeds it.
@@ -103,8 +106,8 @@ func (l *Loop) Run(ctx context.Context) {
 			l.handleLifecycleEvent(e)
 		case <-syncTicker.C:
 			l.dispatchDue()
-		case uid := <-l.cfg.ProbeResults:
-			l.dispatch(uid, SyncPodSync)
+		case u := <-l.cfg.ProbeResults:
+			l.handleProbeResult(u)
 		case <-hk.C:
 			l.housekeeping(ctx)
 		}
@@ -184,7 +187,8 @@ func (l *Loop) reject(p *v1.Pod, reason, msg string) {
 
 func (l *Loop) handleReconcile(p *v1.Pod) {
 	l.pods.set(p)
-	if p.Status.Phase == v1.PodFailed || p.Status.Phase == v1.PodSucceeded {
+	if p.Status.Phase == v1.PodFailed || p.Status.Phase == v1.PodSucceeded || len(p.Spec.ReadinessGates) > 0 {
+		// A readiness gate's condition may have changed: Ready follows.
 		l.workers.UpdatePod(p, SyncPodSync, nil)
 	}
 }

@@ -48,7 +48,7 @@ func TestLoopEndToEnd(t *testing.T) {
 	go sm.Run(ctx)
 	go loop.Run(ctx)
 
-	grace := int64(1)
+	grace := int64(3)
 	mk := func(uid string, policy v1.RestartPolicy) *v1.Pod {
 		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), Name: uid, Namespace: "ns"},
 			Spec: v1.PodSpec{RestartPolicy: policy, TerminationGracePeriodSeconds: &grace,
@@ -92,8 +92,8 @@ func TestLoopEndToEnd(t *testing.T) {
 	eventually(t, "backend empty", func() bool { return len(f.Sandboxes())+len(f.Containers()) == 0 })
 	var stopped bool
 	for _, s := range f.Stops() {
-		if s.Grace != time.Second {
-			t.Errorf("stop %+v; want the pod's 1s grace", s)
+		if s.Grace != 3*time.Second {
+			t.Errorf("stop %+v; want the pod's 3 s grace", s)
 		}
 		stopped = true
 	}

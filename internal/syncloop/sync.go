@@ -18,6 +18,9 @@ import (
 func (l *Loop) SyncPod(ctx context.Context, pod *v1.Pod, since time.Time) (bool, time.Duration, error) {
 	ctx, span := telemetry.StartPodSpan(ctx, "syncloop.SyncPod", pod)
 	defer span.End()
+	if l.cfg.Prober != nil {
+		l.cfg.Prober.AddPod(pod)
+	}
 	ps := l.cfg.Cache.GetNewerThan(string(pod.UID), since, ctx.Done())
 	l.setStatus(pod, ps, false)
 	if l.deadlineExceeded(pod) {
@@ -33,7 +36,9 @@ func (l *Loop) SyncPod(ctx context.Context, pod *v1.Pod, since time.Time) (bool,
 	}
 	if err != nil {
 		telemetry.RecordError(span, err)
-		l.log.WithError(err).WithField("pod", pod.Namespace+"/"+pod.Name).Warn("sync failed")
+		if ctx.Err() == nil { // not merely cut short by the pod's deletion
+			l.log.WithError(err).WithField("pod", pod.Namespace+"/"+pod.Name).Warn("sync failed")
+		}
 		l.setStatus(pod, ps, false)
 	}
 	if res.Terminal {
@@ -54,9 +59,16 @@ func (l *Loop) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, since time.T
 		// A removed pod's leftovers go with its sandbox right after.
 		ps = l.cfg.Cache.GetNewerThan(string(pod.UID), since, ctx.Done())
 	}
+	if l.cfg.Prober != nil {
+		// A pod on its way out is not restarted; its readiness still counts.
+		l.cfg.Prober.StopLivenessAndStartup(pod)
+	}
 	if err := l.cfg.Runtime.KillPod(ctx, pod, ps, grace); err != nil {
 		telemetry.RecordError(span, err)
 		return err
+	}
+	if l.cfg.Prober != nil {
+		l.cfg.Prober.RemovePod(pod)
 	}
 	// Re-inspect only this pod's containers for the final status: a full
 	// relist costs a second with a hundred pods on a busy podman.
@@ -99,6 +111,7 @@ func (l *Loop) setStatus(pod *v1.Pod, ps *runtime.PodStatus, terminal bool) {
 		HostIPs:     l.cfg.HostIPs,
 		Terminal:    terminal,
 		Messages:    l.cfg.Runtime.TerminationMessages(pod, ps),
+		Probes:      l.probes(),
 	})
 	l.applyDeadline(pod, &st)
 	l.applyStatusFunc(pod.UID, &st, terminal)

@@ -58,11 +58,10 @@ type podWork struct {
 	removed bool
 	restart bool
 	done    chan struct{}
-	// ctx is what the pod's steps run under; cancel ends it when the pod
-	// is to be terminated, so a sync stuck in a long call (an image pull)
-	// gives way at once, as the kubelet's pod workers do.
-	ctx    context.Context
-	cancel context.CancelFunc
+	// step is the step in flight, if any: a pod that starts terminating, or
+	// whose grace period shrinks, cancels it and is taken up again at once
+	// (a sync stuck in an image pull or a postStart hook gives way).
+	step *runningStep
 	// killed are closed once the pod's containers have stopped, for those
 	// who asked for its termination (KillPod).
 	killed []chan struct{}
@@ -123,24 +122,15 @@ func (w *podWorkers) UpdatePod(pod *v1.Pod, typ UpdateType, graceOverride *int64
 	pw.pod = pod
 	if pw.state == stateSync && (typ == SyncPodKill || pod.DeletionTimestamp != nil) {
 		pw.state = stateTerminating
-		if pw.cancel != nil {
-			pw.cancel()
-		}
 	}
 	if graceOverride != nil && (pw.grace == nil || *graceOverride < *pw.grace) {
 		pw.grace = graceOverride
 	}
 	w.kick(pw)
+	pw.step.cancelIfOutdated(pw)
 }
 
 func (w *podWorkers) run(uid types.UID, pw *podWork) {
-	defer func() {
-		w.mu.Lock()
-		if pw.cancel != nil {
-			pw.cancel()
-		}
-		w.mu.Unlock()
-	}()
 	for {
 		select {
 		case <-w.ctx.Done():
@@ -156,13 +146,15 @@ func (w *podWorkers) run(uid types.UID, pw *podWork) {
 		}
 		pod, state, grace, since := pw.pod, pw.state, pw.grace, pw.lastChange
 		pw.pending = false
-		if pw.ctx == nil || pw.ctx.Err() != nil {
-			pw.ctx, pw.cancel = context.WithCancel(w.ctx)
-		}
-		ctx := pw.ctx
+		ctx, cancel := context.WithCancel(w.ctx)
+		pw.step = &runningStep{state: state, grace: effectiveGrace(pod, grace), cancel: cancel}
 		w.mu.Unlock()
 
 		next, requeue, err := w.step(ctx, pod, state, grace, since)
+		cancel()
+		w.mu.Lock()
+		pw.step = nil
+		w.mu.Unlock()
 		changed := w.changed == nil || w.changed(uid)
 		w.complete(uid, pw, next, requeue, err, changed)
 		if changed && w.afterSync != nil {
@@ -253,14 +245,12 @@ func (w *podWorkers) terminate(pod *v1.Pod, grace *int64) <-chan struct{} {
 	pw.killed = append(pw.killed, ch)
 	if pw.state == stateSync {
 		pw.state = stateTerminating
-		if pw.cancel != nil {
-			pw.cancel()
-		}
 	}
 	if grace != nil && (pw.grace == nil || *grace < *pw.grace) {
 		pw.grace = grace
 	}
 	w.kick(pw)
+	pw.step.cancelIfOutdated(pw)
 	return ch
 }
 

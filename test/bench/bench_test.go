@@ -63,6 +63,8 @@ type results struct {
 	burst                        float64         // pods/s
 	rss0, rss100, cpu            float64         // MiB, MiB, % of one core
 	svcRSS, svcCPU               float64         // the podman service's, with the burst pods (notes)
+	probeCPU, probeSvcCPU        float64         // % of one core while cfg.burst pods are probed every second
+	probeGoroutines              float64         // runlet's goroutines with those probes, beyond its idle count
 	notes                        []string        // printed after the table
 }
 
@@ -76,7 +78,8 @@ func TestBench(t *testing.T) {
 	defer cancel()
 	load0 := loadavg()
 	nan := math.NaN()
-	r := &results{rawBurst: nan, burst: nan, rss0: nan, rss100: nan, cpu: nan, svcRSS: nan, svcCPU: nan}
+	r := &results{rawBurst: nan, burst: nan, rss0: nan, rss100: nan, cpu: nan, svcRSS: nan, svcCPU: nan,
+		probeCPU: nan, probeSvcCPU: nan, probeGoroutines: nan}
 	defer func() { report(cfg, r, load0, loadavg()) }()
 
 	framework.EnsureImages(t)
@@ -143,6 +146,8 @@ func report(cfg config, r *results, load0, load1 string) {
 		{"runlet RSS, 0 pods", "MiB", r.rss0, math.NaN(), "≤ 40 MiB", ""},
 		{fmt.Sprintf("runlet RSS, %d pods", cfg.burst), "MiB", r.rss100, math.NaN(), "≤ 80 MiB", fmt.Sprintf("podman service: %.1f MiB", r.svcRSS)},
 		{fmt.Sprintf("runlet CPU at rest, %d pods", cfg.burst), "% core", r.cpu, math.NaN(), "≤ 1 %", fmt.Sprintf("over %v; podman service: %.1f %%", cfg.cpuWindow, r.svcCPU)},
+		{fmt.Sprintf("runlet CPU, %d pods probed", cfg.burst), "% core", r.probeCPU, math.NaN(), "≤ 5 %",
+			fmt.Sprintf("httpGet readiness every 1 s; podman service: %.1f %%; +%.0f goroutines", r.probeSvcCPU, r.probeGoroutines)},
 	}
 	num := func(v float64) string {
 		if math.IsNaN(v) {
@@ -181,6 +186,7 @@ func report(cfg config, r *results, load0, load1 string) {
 	check("RSS, 0 pods", r.rss0, 40, fmt.Sprintf("%.1f MiB ≤ 40 MiB", r.rss0))
 	check(fmt.Sprintf("RSS, %d pods", cfg.burst), r.rss100, 80, fmt.Sprintf("%.1f MiB ≤ 80 MiB", r.rss100))
 	check("CPU at rest", r.cpu, 1, fmt.Sprintf("%.2f %% ≤ 1 %% of one core", r.cpu))
+	check("CPU with probes", r.probeCPU, 5, fmt.Sprintf("%.2f %% ≤ 5 %% of one core, %d pods probed every second", r.probeCPU, cfg.burst))
 	for _, n := range r.notes {
 		b.WriteString(n)
 	}

@@ -178,6 +178,7 @@ func benchRunlet(t *testing.T, ctx context.Context, cfg config, be *podman.Backe
 		r.del = append(r.del, max(clean, inAPI))
 	}
 	gone(burst[n:])
+	benchProbes(t, ctx, cfg, be, rl, ns, w, r)
 }
 
 func deletePod(t *testing.T, ctx context.Context, api corev1.PodInterface, name string) {
@@ -256,6 +257,11 @@ func watchPods(t *testing.T, ns string) *marks {
 		}
 		if p.Status.Phase == v1.PodRunning {
 			m.set("running/"+p.Name, now)
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == v1.PodReady && c.Status == v1.ConditionTrue {
+				m.set("ready/"+p.Name, now)
+			}
 		}
 		for _, cs := range p.Status.ContainerStatuses {
 			if cs.State.Terminated != nil {

@@ -153,12 +153,6 @@ func (b *Backend) StartContainer(ctx context.Context, id string) error {
 	return wrapf(b.client.StartContainer(ctx, id), "starting container %s", shortID(id))
 }
 
-// StopContainer sends SIGTERM, then SIGKILL after grace. The request may
-// take grace plus a little, so ctx should allow for it.
-func (b *Backend) StopContainer(ctx context.Context, id string, grace time.Duration) error {
-	return wrapf(b.client.StopContainer(ctx, id, grace), "stopping container %s", shortID(id))
-}
-
 // RemoveContainer force-removes a container; a missing one is not an error.
 func (b *Backend) RemoveContainer(ctx context.Context, id string) error {
 	err := b.client.RemoveContainer(ctx, id)

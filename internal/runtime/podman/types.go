@@ -1,6 +1,9 @@
 package podman
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // The JSON shapes below are the subset of libpod's specgen and report types
 // runlet uses; names match podman 4.3 and 5.x.
@@ -137,6 +140,8 @@ type InspectContainer struct {
 	Config struct {
 		Labels map[string]string `json:"Labels"`
 		Tty    bool              `json:"Tty"`
+		// StopSignal is a number in podman 4, a name ("SIGTERM") in 5.
+		StopSignal json.RawMessage `json:"StopSignal"`
 	} `json:"Config"`
 	NetworkSettings struct {
 		IPAddress         string `json:"IPAddress"`

@@ -44,6 +44,7 @@ type Fake struct {
 	stops      []StopCall
 	logs       map[string]string
 	subs       []chan runtime.Event
+	exec       ExecFunc
 }
 
 var _ runtime.Runtime = (*Fake)(nil)
@@ -509,12 +510,35 @@ func (f *Fake) Logs(_ context.Context, id string, _ runtime.LogOptions, stdout, 
 	return err
 }
 
-// Exec implements runtime.Runtime; the fake does not model it.
-func (f *Fake) Exec(context.Context, string, []string, runtime.StreamIO) (int, error) {
+// ExecFunc plays a command run in a container: what it writes and its exit code.
+type ExecFunc func(ctx context.Context, id string, cmd []string, sio runtime.StreamIO) (int, error)
+
+// HandleExec makes Exec in a known container call fn (nil: Exec is
+// unsupported again, the default).
+func (f *Fake) HandleExec(fn ExecFunc) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	_ = f.enter("Exec")
-	return -1, ErrUnsupported
+	f.exec = fn
+}
+
+// Exec implements runtime.Runtime with the HandleExec function, called
+// without the fake's lock held.
+func (f *Fake) Exec(ctx context.Context, id string, cmd []string, sio runtime.StreamIO) (int, error) {
+	f.mu.Lock()
+	if err := f.enter("Exec"); err != nil {
+		f.mu.Unlock()
+		return -1, err
+	}
+	fn := f.exec
+	_, known := f.containers[id]
+	f.mu.Unlock()
+	switch {
+	case fn == nil:
+		return -1, ErrUnsupported
+	case !known:
+		return -1, fmt.Errorf("container %s: %w", id, runtime.ErrNotFound)
+	}
+	return fn(ctx, id, cmd, sio)
 }
 
 // Attach implements runtime.Runtime; the fake does not model it.

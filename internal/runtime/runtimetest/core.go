@@ -2,6 +2,7 @@ package runtimetest
 
 import (
 	"errors"
+	"io"
 	"testing"
 	"time"
 
@@ -184,6 +185,33 @@ func (s *suite) testStopGrace(t *testing.T) {
 		t.Errorf("stubborn ExitCode = %d; want 137 (SIGKILL)", c.ExitCode)
 	}
 	t.Logf("stop with grace %v took %v", grace, d)
+}
+
+// testExecWhileStopping: a container winding down after SIGTERM still runs
+// commands, as on the kubelet (its readiness probe must see it go unready).
+func (s *suite) testExecWhileStopping(t *testing.T) {
+	sb := s.sandbox(t, "stopping")
+	id := s.container(t, sb, "slow", "sh", "-c", `trap "rm /tmp/ready; sleep 3; exit 0" TERM; touch /tmp/ready; sleep 3600 & wait`)
+	s.waitState(t, id, runtime.ContainerRunning, 10*time.Second)
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.rt.StopContainer(ctxT(t, time.Minute), id, 30*time.Second) }()
+	ctx := ctxT(t, time.Minute)
+	for {
+		code, err := s.rt.Exec(ctx, id, []string{"test", "-f", "/tmp/ready"}, runtime.StreamIO{Stdout: io.Discard, Stderr: io.Discard})
+		if err != nil {
+			t.Fatalf("exec in a container after SIGTERM: %v", err)
+		}
+		if code != 0 { // the TERM trap ran: the container is stopping, and exec works
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("StopContainer: %v", err)
+	}
+	if c := s.waitState(t, id, runtime.ContainerExited, 5*time.Second); c.ExitCode != 0 {
+		t.Errorf("ExitCode = %d; want 0 from the TERM trap", c.ExitCode)
+	}
 }
 
 func (s *suite) testEvents(t *testing.T) {

@@ -1,0 +1,76 @@
+package provider
+
+import (
+	"github.com/runlet/runlet/internal/status"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// ConditionsHandler watches the API's pods for conditions that others set
+// (readiness gates' conditions, DisruptionTarget). The framework hands a
+// provider spec changes only; a changed foreign condition reaches the api
+// source as a status change (a RECONCILE), so the pod's Ready condition
+// follows its readiness gates.
+func (p *Provider) ConditionsHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, newObj any) {
+			old, ok1 := oldObj.(*v1.Pod)
+			cur, ok2 := newObj.(*v1.Pod)
+			if ok1 && ok2 && !foreignConditionsEqual(old.Status.Conditions, cur.Status.Conditions) {
+				p.takeConditions(cur)
+			}
+		},
+	}
+}
+
+// takeConditions records the API's conditions on the pod the source holds.
+func (p *Provider) takeConditions(api *v1.Pod) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cur, ok := p.set.pods[api.UID]
+	if !ok || foreignConditionsEqual(cur.Status.Conditions, api.Status.Conditions) {
+		return
+	}
+	next := cur.DeepCopy()
+	next.Status.Conditions = api.Status.DeepCopy().Conditions
+	p.set.pods[api.UID] = next
+	p.markDirty()
+}
+
+// keepForeignConditions puts the API's current foreign conditions into a
+// status about to be written: the write replaces the whole status, and must
+// not wipe what others set since runlet generated it.
+func (p *Provider) keepForeignConditions(pod *v1.Pod) {
+	if p.cfg.APIPods == nil {
+		return
+	}
+	api, err := p.cfg.APIPods.Pods(pod.Namespace).Get(pod.Name)
+	if err != nil || api.UID != pod.UID {
+		return
+	}
+	status.KeepForeignConditions(&pod.Status, api.Status.Conditions)
+}
+
+func foreignConditionsEqual(a, b []v1.PodCondition) bool {
+	fa, fb := foreign(a), foreign(b)
+	if len(fa) != len(fb) {
+		return false
+	}
+	for t, c := range fa {
+		o, ok := fb[t]
+		if !ok || o.Status != c.Status || o.Reason != c.Reason || o.Message != c.Message {
+			return false
+		}
+	}
+	return true
+}
+
+func foreign(conds []v1.PodCondition) map[v1.PodConditionType]v1.PodCondition {
+	out := map[v1.PodConditionType]v1.PodCondition{}
+	for _, c := range conds {
+		if !status.OwnedCondition(c.Type) {
+			out[c.Type] = c
+		}
+	}
+	return out
+}
