@@ -47,4 +47,3 @@ func KeepForeignConditions(st *v1.PodStatus, api []v1.PodCondition) {
 	}
 	st.Conditions = append(out, foreignConditions(api)...)
 }
-
