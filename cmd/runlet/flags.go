@@ -36,6 +36,12 @@ type options struct {
 
 	// BootstrapServingCert is the kubelet's --rotate-server-certificates.
 	BootstrapServingCert bool
+
+	// Node resources and pod security, as the kubelet's flags.
+	SystemReserved, KubeReserved map[string]string
+	PodMaxPids                   int64
+	AllowedUnsafeSysctls         []string
+	SeccompDefault               bool
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -66,6 +72,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", 200, "burst to the apiserver")
 	fs.IntVar(&o.PodSyncWorkers, "pod-sync-workers", 10, "framework workers that hand pods to runlet")
 	fs.BoolVar(&o.ShowVersion, "version", false, "print the version and exit")
+	addResourceFlags(fs, o)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

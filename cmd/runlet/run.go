@@ -70,14 +70,22 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	log.WithFields(logrus.Fields{"runtime": host.RuntimeName + " " + host.RuntimeVersion, "oci": host.OCIRuntime,
 		"cgroup": host.CgroupVersion}).Info("container backend ready")
 
+	res, err := newNodeResources(o, log)
+	if err != nil {
+		return err
+	}
+	admit, err := res.admitter(o, host)
+	if err != nil {
+		return err
+	}
 	recorder, stopEvents := newRecorder(client, o.NodeName)
 	defer stopEvents()
-	core := newCore(ctx, o, client, backend, host, recorder, nodeIP, log)
+	core := newCore(ctx, o, client, backend, host, recorder, nodeIP, log, res, admit)
 
 	if o.MetricsAddr != "" {
 		go serveMetrics(ctx, o.MetricsAddr, log)
 	}
-	return runNode(ctx, o, client, core, host, nodeIP, recorder, log)
+	return runNode(ctx, o, client, core, host, nodeIP, recorder, log, res)
 }
 
 // core is the kubelet core between the framework and the backend.
@@ -92,7 +100,7 @@ type core struct {
 	mirror  *mirror.Manager
 }
 
-func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry) *core {
+func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry, res nodeResources, admit syncloop.Admitter) *core {
 	mirrors := mirror.New(mirror.Config{Client: client, NodeName: o.NodeName, Log: log.WithField("component", "mirror")})
 	rec = mirror.NewRecorder(rec, mirrors) // static pods' events land on their mirror pods
 	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: status.NewManager(), backend: rt, mirror: mirrors}
@@ -100,6 +108,7 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 	mgr := kuberuntime.NewManager(kuberuntime.Config{
 		Runtime: rt, Recorder: rec, RuntimeName: host.RuntimeName, Owner: o.NodeName,
 		Dirs: poddir.New(o.RootDir), Log: log.WithField("component", "kuberuntime"),
+		Node: res.runtimeOptions(o),
 	})
 	c.runtime = mgr
 	if err := mgr.PersistBackoff(filepath.Join(o.RootDir, "backoff.json")); err != nil {
@@ -115,6 +124,7 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 		Recorder:    rec,
 		HostIPs:     []string{nodeIP},
 		MaxPods:     o.MaxPods,
+		Admission:   admit,
 		Log:         log.WithField("component", "syncloop"),
 		Mirror:      c.mirror,
 	})
@@ -131,7 +141,7 @@ func (c *core) start(ctx context.Context) {
 // RuntimeStatus is the newest backend view of a pod, for the kubelet API.
 func (c *core) RuntimeStatus(uid types.UID) *runtime.PodStatus { return c.cache.Get(string(uid)) }
 
-func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *core, host runtime.HostInfo, nodeIP string, rec record.EventRecorder, log *logrus.Entry) error {
+func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *core, host runtime.HostInfo, nodeIP string, rec record.EventRecorder, log *logrus.Entry, res nodeResources) error {
 	apiSource := c.config.Channel(podconfig.APISource)
 	if err := startStaticSources(ctx, o, c.config, rec, log); err != nil {
 		return err
@@ -142,6 +152,7 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		err := nodeinfo.Fill(pc.Node, nodeinfo.Options{
 			Name: o.NodeName, InternalIP: nodeIP, KubeletPort: o.KubeletPort, MaxPods: o.MaxPods,
 			StoragePath: storagePath(o.RootDir), Version: kubeletVersion(), Host: host,
+			Reserved: res.reserved,
 		})
 		if err != nil {
 			return nil, nil, err

@@ -33,6 +33,8 @@ type Config struct {
 	Owner string
 	// Dirs is where per-pod files live (volumes, etc-hosts, termination logs).
 	Dirs poddir.Dirs
+	// Node holds the node-wide settings of security contexts and resources.
+	Node NodeOptions
 	Log  logrus.FieldLogger
 }
 
@@ -44,6 +46,7 @@ type Manager struct {
 	runtimeName string
 	owner       string
 	dirs        poddir.Dirs
+	node        NodeOptions
 
 	crashBackoff *backoff
 	imageBackoff *backoff
@@ -61,7 +64,7 @@ type Manager struct {
 // NewManager returns a manager for cfg.Runtime.
 func NewManager(cfg Config) *Manager {
 	return &Manager{
-		rt: cfg.Runtime, rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs,
+		rt: cfg.Runtime, rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs, node: cfg.Node,
 		crashBackoff: newBackoff(backoffInitial, backoffMax),
 		imageBackoff: newBackoff(backoffInitial, backoffMax),
 		waiting:      map[string]map[string]status.Waiting{},
@@ -100,7 +103,7 @@ func (m *Manager) containerEnv(pod *v1.Pod, c *v1.Container, sb *runtime.Sandbox
 	m.envMu.RLock()
 	r, hostIPs := m.env, m.hostIPs
 	m.envMu.RUnlock()
-	return r.Env(envvars.Pod{Pod: pod, PodIPs: sb.IPs, HostIPs: hostIPs}, c)
+	return r.Env(envvars.Pod{Pod: pod, PodIPs: sb.IPs, HostIPs: hostIPs, NodeAllocatable: m.node.Allocatable}, c)
 }
 
 // PersistBackoff keeps the restart back-off in path, so it survives a

@@ -50,6 +50,10 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		}
 		cfg := sandboxConfig(pod)
 		cfg.Labels[runtime.LabelOwner] = m.owner
+		if err := m.prepareSandbox(pod, &cfg); err != nil {
+			m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+			return res, fmt.Errorf("create sandbox: %w", err)
+		}
 		created, err := m.rt.CreateSandbox(ctx, cfg)
 		if err != nil {
 			m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
@@ -169,6 +173,11 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contain
 	}
 	cfg := containerConfig(pod, c, env, attempt, isInit(pod, c.Name))
 	cfg.Labels[runtime.LabelOwner] = m.owner
+	if err := m.prepareContainer(ctx, pod, c, &cfg); err != nil {
+		m.setWaiting(uid, c.Name, &status.Waiting{Reason: "CreateContainerConfigError", Message: err.Error()})
+		m.event(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		return Result{}, err
+	}
 	id, err := m.rt.CreateContainer(ctx, sb.ID, cfg)
 	if err != nil {
 		m.setWaiting(uid, c.Name, &status.Waiting{Reason: "CreateContainerError", Message: err.Error()})

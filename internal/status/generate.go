@@ -3,6 +3,7 @@
 package status
 
 import (
+	"github.com/runlet/runlet/internal/qos"
 	"github.com/runlet/runlet/internal/runtime"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,7 +29,9 @@ type Input struct {
 // Generate builds the pod's API status from the backend's view.
 func Generate(in Input) v1.PodStatus {
 	pod := in.Pod
-	st := v1.PodStatus{QOSClass: pod.Status.QOSClass}
+	// The apiserver sets the QoS class of the pods it stores; static pods
+	// get it here, as the kubelet computes it.
+	st := v1.PodStatus{QOSClass: qos.GetPodQOS(pod)}
 	st.InitContainerStatuses = containerStatuses(in, pod.Spec.InitContainers, "ContainerCreating")
 	waitReason := "ContainerCreating"
 	if !allTerminatedOK(st.InitContainerStatuses) {

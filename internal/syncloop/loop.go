@@ -30,7 +30,10 @@ type Config struct {
 	Recorder    record.EventRecorder
 	HostIPs     []string
 	MaxPods     int
-	Log         logrus.FieldLogger
+	// Admission, if set, decides on new pods (sysctls, resources, ...);
+	// else only MaxPods is checked.
+	Admission Admitter
+	Log       logrus.FieldLogger
 	// ProbeResults carries liveness/readiness/startup results (by pod UID).
 	ProbeResults <-chan types.UID
 	// ResyncInterval is how often a healthy pod is synced anyway.
@@ -118,8 +121,8 @@ func (l *Loop) handleUpdate(u podconfig.PodUpdate) {
 
 // handleAdd admits a pod, as HandlePodAdditions does.
 func (l *Loop) handleAdd(p *v1.Pod) {
-	if l.cfg.MaxPods > 0 && !l.workers.known(p.UID) && l.activePods() >= l.cfg.MaxPods {
-		l.reject(p, "OutOfpods", "Node didn't have enough resource: pods")
+	if r := l.admit(p); !r.Admit {
+		l.reject(p, r.Reason, r.Message)
 		return
 	}
 	if fields := kuberuntime.Unsupported(p); len(fields) > 0 && l.cfg.Recorder != nil && !l.workers.known(p.UID) {
@@ -128,16 +131,6 @@ func (l *Loop) handleAdd(p *v1.Pod) {
 	}
 	l.pods.set(p)
 	l.workers.UpdatePod(p, SyncPodCreate, nil)
-}
-
-func (l *Loop) activePods() int {
-	n := 0
-	for _, p := range l.pods.list() {
-		if !l.workers.isFinished(p.UID) {
-			n++
-		}
-	}
-	return n
 }
 
 // reject fails a pod the node cannot admit, with an event.

@@ -51,6 +51,8 @@ type Backend struct {
 	ociRuntime string
 	limits     hostLimits
 	rlimits    []RLimit
+	cg         cgroupHost
+	ooms       *oomRecorder
 
 	restartMu sync.Mutex // serialises service restarts
 	mu        sync.Mutex
@@ -190,6 +192,8 @@ func (b *Backend) detect(ctx context.Context) error {
 	}
 	b.info = info
 	b.ociRuntime = chooseOCIRuntime(info, b.opts.OCIRuntime)
+	b.cg = detectCgroups(info.Host.CgroupVersion)
+	b.ooms = newOOMRecorder(b.cg)
 	b.host = runtime.HostInfo{
 		RuntimeName:    "podman",
 		RuntimeVersion: info.Version.Version,
