@@ -53,6 +53,7 @@ type Backend struct {
 	rlimits    []RLimit
 	cg         cgroupHost
 	ooms       *oomRecorder
+	stopOOMs   func()
 
 	restartMu sync.Mutex // serialises service restarts
 	mu        sync.Mutex
@@ -90,6 +91,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		return nil, err
 	}
 	go b.supervise()
+	b.watchOOMs()
 	return b, nil
 }
 
@@ -287,8 +289,11 @@ func (b *Backend) ServicePID() int {
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	b.closing = true
-	svc := b.svc
+	svc, stopOOMs := b.svc, b.stopOOMs
 	b.mu.Unlock()
+	if stopOOMs != nil {
+		stopOOMs()
+	}
 	if svc == nil {
 		return nil
 	}

@@ -2,12 +2,15 @@ package podman
 
 import (
 	"bufio"
+	"context"
 	"os"
 	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 // conmon marks an OOM kill with an "oom" file in the container's bundle,
@@ -181,4 +184,42 @@ func (b *Backend) bundleDir(id, known string) string {
 		return ""
 	}
 	return filepath.Join(root, driver+"-containers", id, "userdata")
+}
+
+// watchOOMs reads the OOM counter of every container that exits, whether or
+// not anyone consumes the backend's events (a broken event stream, or none
+// yet): the cgroup is gone moments later. It runs until Close.
+func (b *Backend) watchOOMs() {
+	if b.ooms == nil || b.ooms.root == "" {
+		return
+	}
+	dir := b.exitsDir(context.Background())
+	if dir == "" {
+		return
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return
+	}
+	if err := w.Add(dir); err != nil {
+		_ = w.Close()
+		return
+	}
+	b.mu.Lock()
+	b.stopOOMs = func() { _ = w.Close() }
+	b.mu.Unlock()
+	go func() {
+		for e := range w.Events {
+			id := filepath.Base(e.Name)
+			if !e.Has(fsnotify.Create) || !containerIDName.MatchString(id) {
+				continue
+			}
+			if oom, known := b.ooms.check(id); known && oom {
+				b.mu.Lock()
+				bundle := b.details[id].staticDir
+				b.mu.Unlock()
+				markOOM(b.bundleDir(id, bundle))
+			}
+		}
+	}()
 }
