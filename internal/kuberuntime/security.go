@@ -69,6 +69,9 @@ func needsImageUser(pod *v1.Pod, c *v1.Container) bool {
 // read only when needsImageUser says so; runAsNonRoot is checked against it.
 func containerSecurity(pod *v1.Pod, c *v1.Container, imageUser string, node NodeOptions) (runtime.SecurityConfig, error) {
 	sc := securitycontext.DetermineEffectiveSecurityContext(pod, c)
+	if err := validateIDs(pod, sc); err != nil {
+		return runtime.SecurityConfig{}, err
+	}
 	uid, username := parseImageUser(imageUser)
 	if err := verifyRunAsNonRoot(pod, c, sc, uid, username); err != nil {
 		return runtime.SecurityConfig{}, err
@@ -144,6 +147,24 @@ func verifyRunAsNonRoot(pod *v1.Pod, c *v1.Container, sc *v1.SecurityContext, ui
 		if errs := validation.IsValidUserID(*uid); len(errs) > 0 {
 			return fmt.Errorf("container has runAsNonRoot and image has an invalid user id (%d). (Must be 1-(%d)): %s (pod: %q, container: %s)",
 				*uid, math.MaxInt32, strings.Join(errs, "; "), formatPod(pod), c.Name)
+		}
+	}
+	return nil
+}
+
+// validateIDs refuses user and group IDs outside 0..2^31-1, as API
+// validation would: static pods reach the node unvalidated.
+func validateIDs(pod *v1.Pod, sc *v1.SecurityContext) error {
+	ids := map[string]*int64{"runAsUser": sc.RunAsUser, "runAsGroup": sc.RunAsGroup}
+	if psc := pod.Spec.SecurityContext; psc != nil {
+		ids["fsGroup"] = psc.FSGroup
+		for i := range psc.SupplementalGroups {
+			ids[fmt.Sprintf("supplementalGroups[%d]", i)] = &psc.SupplementalGroups[i]
+		}
+	}
+	for name, id := range ids {
+		if id != nil && (*id < 0 || *id > math.MaxInt32) {
+			return fmt.Errorf("invalid %s %d: must be between 0 and %d", name, *id, math.MaxInt32)
 		}
 	}
 	return nil

@@ -87,6 +87,8 @@ func TestRunAsNonRoot(t *testing.T) {
 		{"runAsNonRoot false", &v1.SecurityContext{RunAsNonRoot: no()}, "", "", ""},
 		{"group alone on a named user", &v1.SecurityContext{RunAsGroup: i64(50)}, "nobody", "", "nobody:50"},
 		{"group alone on a numeric user", &v1.SecurityContext{RunAsGroup: i64(50)}, "1234:7", "", "1234:50"},
+		{"negative uid", &v1.SecurityContext{RunAsUser: i64(-1)}, "", "invalid runAsUser -1: must be between 0 and 2147483647", ""},
+		{"uid too large", &v1.SecurityContext{RunAsGroup: i64(1 << 32)}, "", "invalid runAsGroup 4294967296", ""},
 	}
 	for _, tc := range cases {
 		pod := newPod(v1.RestartPolicyNever, "c")
