@@ -51,6 +51,15 @@ func (s *suite) testSecurity(t *testing.T) {
 	if strings.Contains(out, "CapEff:\t00000000a80425fb") {
 		t.Errorf("default capabilities kept: %q", out)
 	}
+	// Default: /proc/sys read-only, /proc/keys masked; procMount Unmasked: neither.
+	mounts := "grep -cE ' /proc/(sys|keys) ' /proc/mounts; exit 0"
+	if _, out := s.logsOf(t, sb, runtime.ContainerConfig{Name: "masked", Command: []string{"sh", "-c", mounts}}); strings.TrimSpace(out) != "2" {
+		t.Errorf("default /proc: %q mounts over /proc/sys and /proc/keys; want 2", out)
+	}
+	if _, out := s.logsOf(t, sb, runtime.ContainerConfig{Name: "unmasked", Command: []string{"sh", "-c", mounts},
+		Security: runtime.SecurityConfig{MaskedPaths: []string{}, ReadonlyPaths: []string{}}}); strings.TrimSpace(out) != "0" {
+		t.Errorf("unmasked /proc: %q mounts over /proc/sys and /proc/keys; want none", out)
+	}
 	_, out = s.logsOf(t, sb, runtime.ContainerConfig{Name: "priv", Command: []string{"sh", "-c", "grep CapEff /proc/self/status"},
 		Security: runtime.SecurityConfig{Privileged: true}})
 	if !strings.Contains(out, "ffff") {
