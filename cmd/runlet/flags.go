@@ -51,6 +51,11 @@ type options struct {
 
 	// Node pressure and eviction (--eviction-hard, ...).
 	evictionOptions
+	// Node resources and pod security, as the kubelet's flags.
+	SystemReserved, KubeReserved map[string]string
+	PodMaxPids                   int64
+	AllowedUnsafeSysctls         []string
+	SeccompDefault               bool
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -88,6 +93,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.ResolvConf, "resolv-conf", "/etc/resolv.conf", "resolver configuration file that pods' DNS settings start from; empty: none (nameserver 127.0.0.1)")
 	fs.DurationVar(&o.ImagePullTimeout, "image-pull-timeout", 10*time.Minute, "how long one image pull may take before it is cancelled")
 	addEvictionFlags(fs, o)
+	addResourceFlags(fs, o)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -77,9 +77,17 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	log.WithFields(logrus.Fields{"runtime": host.RuntimeName + " " + host.RuntimeVersion, "oci": host.OCIRuntime,
 		"cgroup": host.CgroupVersion}).Info("container backend ready")
 
+	res, err := newNodeResources(o, log)
+	if err != nil {
+		return err
+	}
+	admit, err := res.admitter(o, host)
+	if err != nil {
+		return err
+	}
 	recorder, stopEvents := newRecorder(client, o.NodeName)
 	defer stopEvents()
-	core := newCore(ctx, o, client, backend, host, recorder, nodeIP, log)
+	core := newCore(ctx, o, client, backend, host, recorder, nodeIP, log, res, admit)
 
 	rotation, err := logs.New(logs.Config{Backend: backend, Running: core.runningContainers,
 		MaxSize: o.ContainerLogMaxSize, MaxFiles: o.ContainerLogMaxFiles, Log: log.WithField("component", "logs")})
@@ -90,7 +98,7 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	if o.MetricsAddr != "" {
 		go serveMetrics(ctx, o.MetricsAddr, log)
 	}
-	return runNode(ctx, o, client, core, host, nodeIP, recorder, log)
+	return runNode(ctx, o, client, core, host, nodeIP, recorder, log, res)
 }
 
 // core is the kubelet core between the framework and the backend.
@@ -114,7 +122,7 @@ type core struct {
 	prober   *prober.Manager
 }
 
-func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry) *core {
+func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry, res nodeResources, admit syncloop.Admitter) *core {
 	mirrors := mirror.New(mirror.Config{Client: client, NodeName: o.NodeName, Log: log.WithField("component", "mirror")})
 	rec = mirror.NewRecorder(rec, mirrors) // static pods' events land on their mirror pods
 	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: status.NewManager(), backend: rt, mirror: mirrors}
@@ -132,6 +140,7 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 		DNS: newDNSConfigurer(o, rec, nodeIP, log), ImagePullTimeout: o.ImagePullTimeout,
 		Liveness: c.prober.Liveness, Startup: c.prober.Startup,
 		Hooks: lifecycle.NewRunner(rt, rec, log.WithField("component", "lifecycle")),
+		Node:  res.runtimeOptions(o),
 	})
 	c.runtime = mgr
 	if err := mgr.PersistBackoff(filepath.Join(o.RootDir, "backoff.json")); err != nil {
@@ -147,6 +156,7 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 		Recorder:     rec,
 		HostIPs:      []string{nodeIP},
 		MaxPods:      o.MaxPods,
+		Admission:    admit,
 		Log:          log.WithField("component", "syncloop"),
 		Mirror:       c.mirror,
 		InAPI:        c.inAPI,
@@ -196,7 +206,7 @@ func (c *core) runningContainers() []string {
 // RuntimeStatus is the newest backend view of a pod, for the kubelet API.
 func (c *core) RuntimeStatus(uid types.UID) *runtime.PodStatus { return c.cache.Get(string(uid)) }
 
-func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *core, host runtime.HostInfo, nodeIP string, rec record.EventRecorder, log *logrus.Entry) error {
+func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *core, host runtime.HostInfo, nodeIP string, rec record.EventRecorder, log *logrus.Entry, res nodeResources) error {
 	apiSource := c.config.Channel(podconfig.APISource)
 	if err := startStaticSources(ctx, o, c.config, rec, log); err != nil {
 		return err
@@ -207,11 +217,11 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		err := nodeinfo.Fill(pc.Node, nodeinfo.Options{
 			Name: o.NodeName, InternalIP: nodeIP, KubeletPort: o.KubeletPort, MaxPods: o.MaxPods,
 			StoragePath: storagePath(o.RootDir), Version: kubeletVersion(), Host: host,
+			Reserved: res.reserved,
 		})
 		if err != nil {
 			return nil, nil, err
 		}
-		nodeinfo.Reserve(pc.Node, eviction.HardEvictionReservation(o.evictionThresholds, pc.Node.Status.Capacity))
 		prov = provider.New(provider.Config{
 			NodeName: o.NodeName, Source: apiSource, Status: c.status, Runtime: c.backend,
 			Pods: c, APIPods: pc.Pods, Log: log.WithField("component", "provider"), Static: c.mirror,

@@ -41,6 +41,6 @@ func newVolumes(ctx context.Context, o *options, client kubernetes.Interface, ob
 	return volume.NewManager(volume.Config{
 		Dirs: poddir.New(o.RootDir), ConfigMaps: objs.configMaps, Secrets: objs.secrets,
 		Tokens: token.NewManager(client, ctx.Done()), Client: client,
-		ResourceFieldRef: envvars.ResourceFieldRef, Log: log.WithField("component", "volume"),
+		ResourceFieldRef: envvars.ResourceFieldValue, Log: log.WithField("component", "volume"),
 	})
 }

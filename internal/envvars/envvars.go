@@ -26,11 +26,14 @@ type Objects interface {
 }
 
 // Pod is what the environment may draw on besides the spec: the addresses
-// the pod has on this node.
+// the pod has on this node, and what the node offers it.
 type Pod struct {
 	*v1.Pod
 	PodIPs  []string
 	HostIPs []string
+	// NodeAllocatable gives the limits of a container that sets none
+	// (resourceFieldRef), as on the kubelet.
+	NodeAllocatable v1.ResourceList
 }
 
 // Resolver builds environments from the API objects objs reads.
@@ -161,7 +164,7 @@ func (l *lookups) value(pod Pod, c *v1.Container, e v1.EnvVar, mapping func(stri
 		v, err := fieldValue(pod, src.FieldRef.FieldPath)
 		return v, err == nil, wrapEnv(e.Name, err)
 	case src.ResourceFieldRef != nil:
-		v, err := resourceValue(pod.Pod, c, src.ResourceFieldRef)
+		v, err := ResourceFieldValue(pod.Pod, c, src.ResourceFieldRef, pod.NodeAllocatable)
 		return v, err == nil, wrapEnv(e.Name, err)
 	case src.ConfigMapKeyRef != nil:
 		ref := src.ConfigMapKeyRef

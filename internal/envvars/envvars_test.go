@@ -242,3 +242,36 @@ func TestExpandCommand(t *testing.T) {
 		t.Errorf("no command: got %q %q; want nil (the image's)", cmd, args)
 	}
 }
+
+// TestResourceFieldRefDefaultsToAllocatable: a container without a limit
+// reports the node's allocatable (or the pod-level limit), as on the
+// kubelet; requests have no default.
+func TestResourceFieldRefDefaultsToAllocatable(t *testing.T) {
+	q := resource.MustParse
+	alloc := v1.ResourceList{v1.ResourceCPU: q("2"), v1.ResourceMemory: q("3Gi"), v1.ResourceEphemeralStorage: q("10Gi")}
+	pod := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}}
+	c := &pod.Spec.Containers[0]
+	for _, tc := range []struct{ res, divisor, want string }{
+		{"limits.cpu", "", "2"}, {"limits.cpu", "1m", "2000"}, {"limits.memory", "1Mi", "3072"},
+		{"limits.ephemeral-storage", "1Gi", "10"}, {"requests.cpu", "", "0"}, {"limits.hugepages-2Mi", "", "0"},
+	} {
+		ref := &v1.ResourceFieldSelector{Resource: tc.res}
+		if tc.divisor != "" {
+			ref.Divisor = q(tc.divisor)
+		}
+		if got, err := ResourceFieldValue(pod, c, ref, alloc); err != nil || got != tc.want {
+			t.Errorf("%s/%s = %q, %v; want %s", tc.res, tc.divisor, got, err, tc.want)
+		}
+	}
+	pod.Spec.Resources = &v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceMemory: q("1Gi")}}
+	if got, _ := ResourceFieldValue(pod, c, &v1.ResourceFieldSelector{Resource: "limits.memory", Divisor: q("1Mi")}, alloc); got != "1024" {
+		t.Errorf("under a pod-level limit: %s; want 1024", got)
+	}
+	// The downward API volume names the container and passes none.
+	if got, err := ResourceFieldValue(pod, nil, &v1.ResourceFieldSelector{Resource: "limits.cpu", ContainerName: "c"}, alloc); err != nil || got != "2" {
+		t.Errorf("by container name: %q, %v", got, err)
+	}
+	if _, err := ResourceFieldValue(pod, nil, &v1.ResourceFieldSelector{Resource: "limits.cpu"}, alloc); err == nil {
+		t.Error("no container at all was accepted")
+	}
+}

@@ -75,17 +75,9 @@ func containerConfig(pod *v1.Pod, c *v1.Container, env []v1.EnvVar, attempt int,
 		StdinOnce:   c.StdinOnce,
 		TTY:         c.TTY,
 		Labels:      labels,
-		Resources:   resources(c),
 		StopTimeout: gracePeriod(pod, nil),
 	}
-	if sc := c.SecurityContext; sc != nil && sc.RunAsUser != nil {
-		cfg.User = strconv.FormatInt(*sc.RunAsUser, 10)
-		if sc.RunAsGroup != nil {
-			cfg.User += ":" + strconv.FormatInt(*sc.RunAsGroup, 10)
-		}
-	} else if psc := pod.Spec.SecurityContext; psc != nil && psc.RunAsUser != nil {
-		cfg.User = strconv.FormatInt(*psc.RunAsUser, 10)
-	}
+	// Security and Resources: prepareContainer (security.go, resources.go).
 	return cfg
 }
 
@@ -95,20 +87,6 @@ func envStrings(env []v1.EnvVar) []string {
 		out = append(out, e.Name+"="+e.Value)
 	}
 	return out
-}
-
-func resources(c *v1.Container) runtime.Resources {
-	var r runtime.Resources
-	if q, ok := c.Resources.Limits[v1.ResourceCPU]; ok {
-		r.CPUMillis = q.MilliValue()
-	}
-	if q, ok := c.Resources.Limits[v1.ResourceMemory]; ok {
-		r.MemoryBytes = q.Value()
-	}
-	if q, ok := c.Resources.Requests[v1.ResourceCPU]; ok {
-		r.CPUShares = uint64(max(2, q.MilliValue()*1024/1000))
-	}
-	return r
 }
 
 // gracePeriod is how long containers get between SIGTERM and SIGKILL.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/runtime"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -53,7 +54,7 @@ func TestContainerConfigMapping(t *testing.T) {
 			if fmt.Sprint(cfg.Command) != fmt.Sprint(tc.cmd) || fmt.Sprint(cfg.Args) != fmt.Sprint(tc.args) {
 				t.Errorf("command %q args %q; want %q %q", cfg.Command, cfg.Args, tc.cmd, tc.args)
 			}
-			if cfg.User != tc.user || cfg.StopTimeout != tc.stop || cfg.Image != "img:1" || cfg.Name != "c" {
+			if userOf(cfg.Security) != tc.user || cfg.StopTimeout != tc.stop || cfg.Image != "img:1" || cfg.Name != "c" {
 				t.Errorf("config = %+v", cfg)
 			}
 			if cfg.Resources.CPUMillis != tc.cpuMillis || cfg.Resources.MemoryBytes != tc.memory {
@@ -70,4 +71,16 @@ func TestHashContainerChangesWithSpec(t *testing.T) {
 	if HashContainer(&a) == HashContainer(&b) || HashContainer(&a) != HashContainer(a.DeepCopy()) {
 		t.Error("hash does not follow the spec")
 	}
+}
+
+// userOf spells the config's user as "uid[:gid]" ("" for the image's).
+func userOf(s runtime.SecurityConfig) string {
+	out := ""
+	if s.RunAsUser != nil {
+		out = fmt.Sprint(*s.RunAsUser)
+	}
+	if s.RunAsGroup != nil {
+		out += fmt.Sprintf(":%d", *s.RunAsGroup)
+	}
+	return out
 }

@@ -37,6 +37,8 @@ type Config struct {
 	// Volumes sets up pods' volumes; nil: pods get no volumes (tests).
 	Volumes Volumes
 	Log     logrus.FieldLogger
+	// Node holds the node-wide settings of security contexts and resources.
+	Node NodeOptions
 	// Liveness and Startup hold the probes' results: a container that
 	// failed either is killed and restarted per its policy; a sidecar with a
 	// startup probe lets the next init container start once it succeeded.
@@ -67,6 +69,7 @@ type Manager struct {
 	liveness    ProbeResults
 	startup     ProbeResults
 	hooks       HookRunner
+	node        NodeOptions
 
 	crashBackoff *backoff
 	imageBackoff *backoff
@@ -102,7 +105,7 @@ func NewManager(cfg Config) *Manager {
 	}
 	return &Manager{
 		rt: cfg.Runtime, rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs,
-		liveness: cfg.Liveness, startup: cfg.Startup, hooks: cfg.Hooks,
+		liveness: cfg.Liveness, startup: cfg.Startup, hooks: cfg.Hooks, node: cfg.Node,
 		volumes:      cfg.Volumes,
 		crashBackoff: newBackoff(backoffInitial, backoffMax),
 		imageBackoff: newBackoff(backoffInitial, backoffMax),
@@ -150,7 +153,7 @@ func (m *Manager) containerEnv(pod *v1.Pod, c *v1.Container, sb *runtime.Sandbox
 	m.envMu.RLock()
 	r, hostIPs := m.env, m.hostIPs
 	m.envMu.RUnlock()
-	return r.Env(envvars.Pod{Pod: pod, PodIPs: sb.IPs, HostIPs: hostIPs}, c)
+	return r.Env(envvars.Pod{Pod: pod, PodIPs: sb.IPs, HostIPs: hostIPs, NodeAllocatable: m.node.Allocatable}, c)
 }
 
 // PersistBackoff keeps the restart back-off in path, so it survives a

@@ -54,7 +54,11 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		}
 		cfg := sandboxConfig(pod)
 		cfg.Labels[runtime.LabelOwner] = m.owner
-		if err := m.sandboxNetwork(pod, &cfg); err != nil {
+		err = m.sandboxNetwork(pod, &cfg)
+		if err == nil {
+			err = m.prepareSandbox(pod, &cfg)
+		}
+		if err != nil {
 			m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
 			return res, fmt.Errorf("create sandbox: %w", err)
 		}
@@ -187,7 +191,11 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contain
 	if cfg.Mounts, err = m.containerMounts(pod, c, env); err != nil {
 		return Result{}, err
 	}
-	if err := m.networkMounts(pod, c, sb, &cfg); err != nil {
+	err = m.networkMounts(pod, c, sb, &cfg)
+	if err == nil {
+		err = m.prepareContainer(ctx, pod, c, &cfg)
+	}
+	if err != nil {
 		m.setWaiting(uid, c.Name, &status.Waiting{Reason: "CreateContainerConfigError", Message: err.Error()})
 		m.event(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return Result{}, err

@@ -30,6 +30,9 @@ type Options struct {
 	StoragePath string
 	Version     string
 	Host        runtime.HostInfo
+	// Reserved is what the node keeps from pods (--system-reserved and
+	// --kube-reserved): allocatable is capacity minus it.
+	Reserved []v1.ResourceList
 }
 
 // Fill writes the node's spec and status into n (the framework's template).
@@ -52,7 +55,7 @@ func Fill(n *v1.Node, o Options) error {
 	}
 	n.Spec.Taints = []v1.Taint{Taint}
 	n.Status.Capacity = capacity
-	n.Status.Allocatable = capacity.DeepCopy()
+	n.Status.Allocatable = Allocatable(capacity, o.Reserved...)
 	n.Status.Addresses = []v1.NodeAddress{
 		{Type: v1.NodeInternalIP, Address: o.InternalIP},
 		{Type: v1.NodeHostName, Address: o.Name},

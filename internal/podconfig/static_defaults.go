@@ -55,6 +55,7 @@ func setContainerDefaults(c *v1.Container, hostNetwork bool) {
 	if c.TerminationMessagePolicy == "" {
 		c.TerminationMessagePolicy = v1.TerminationMessageReadFile
 	}
+	defaultRequests(c)
 	for i := range c.Ports {
 		p := &c.Ports[i]
 		if p.Protocol == "" {

@@ -43,6 +43,7 @@ func validateSpec(s *v1.PodSpec, p *field.Path) field.ErrorList {
 	names := sets.New[string]()
 	errs = append(errs, validateContainers(s.InitContainers, p.Child("initContainers"), names, volumes)...)
 	errs = append(errs, validateContainers(s.Containers, p.Child("containers"), names, volumes)...)
+	errs = append(errs, validateResourcesAndSysctls(s, p)...)
 	return errs
 }
 

@@ -69,6 +69,14 @@ type SandboxConfig struct {
 	Labels      map[string]string
 	Ports       []PortMapping
 	HostNetwork bool
+	// HostPID and HostIPC put the pod in the host's PID and IPC namespaces;
+	// ShareProcessNamespace gives its containers one PID namespace.
+	HostPID, HostIPC      bool
+	ShareProcessNamespace bool
+	// Sysctls are set in the pod's namespaces (net, ipc) for all its containers.
+	Sysctls map[string]string
+	// Resources are the pod-level cgroup's limits (the kubelet's pod cgroup).
+	Resources Resources
 }
 
 // SandboxState is the coarse state of a sandbox.
@@ -99,11 +107,18 @@ type Mount struct {
 	Propagation string
 }
 
-// Resources are the container's cgroup limits; zero means unlimited.
+// Resources are cgroup limits; zero means unset (unlimited, or the
+// backend's default).
 type Resources struct {
+	// CPUMillis is the CPU limit in millicores: a CFS quota of CPUMillis/1000
+	// CPUs per 100 ms period (at least 1 ms, as the kubelet's MilliCPUToQuota).
 	CPUMillis   int64
 	MemoryBytes int64
 	CPUShares   uint64
+	// PidsLimit caps the number of processes (pids.max).
+	PidsLimit int64
+	// OOMScoreAdj is the processes' oom_score_adj; nil leaves the backend's.
+	OOMScoreAdj *int
 }
 
 // ContainerConfig is everything a backend needs to create one container.
@@ -115,17 +130,65 @@ type ContainerConfig struct {
 	Args       []string // overrides the image cmd when set
 	Env        []string // KEY=value, in order
 	WorkingDir string
-	User       string
 	Stdin      bool
 	StdinOnce  bool
 	TTY        bool
 	Mounts     []Mount
 	Resources  Resources
-	Labels     map[string]string
+	// Security is who the container runs as and what it may do.
+	Security SecurityConfig
+	Labels   map[string]string
 	// StopTimeout is how long the backend waits between SIGTERM and SIGKILL
 	// when it stops the container on its own.
 	StopTimeout time.Duration
 }
+
+// SecurityConfig is a container's identity and privileges, what the
+// kubelet hands CRI as LinuxContainerSecurityContext.
+type SecurityConfig struct {
+	// RunAsUser and RunAsGroup are numeric IDs; nil leaves the image's user
+	// (Username when it names one) and that user's group.
+	RunAsUser, RunAsGroup *int64
+	// Username is the image's non-numeric user, used when RunAsUser is nil.
+	Username string
+	// SupplementalGroups are added to the user's groups.
+	SupplementalGroups []int64
+	Privileged         bool
+	// CapAdd and CapDrop name capabilities as "CAP_NET_ADMIN" (or "ALL").
+	CapAdd, CapDrop []string
+	// NoNewPrivs sets no_new_privs: setuid binaries and file capabilities
+	// grant nothing.
+	NoNewPrivs     bool
+	ReadOnlyRootfs bool
+	Seccomp        SeccompProfile
+	// MaskedPaths and ReadonlyPaths: nil keeps the backend's defaults, an
+	// empty non-nil list masks (or write-protects) nothing.
+	MaskedPaths, ReadonlyPaths []string
+	// HostPID and HostIPC put the container in the host's namespaces.
+	HostPID, HostIPC bool
+	// SELinuxOptions ("type:spc_t", "level:s0:c1") and AppArmorProfile
+	// ("unconfined", a profile name; empty: the backend's default) apply only
+	// where the host enforces them.
+	SELinuxOptions  []string
+	AppArmorProfile string
+}
+
+// SeccompProfile is a container's seccomp filter.
+type SeccompProfile struct {
+	Type SeccompType
+	// Path is the profile's file, for SeccompLocalhost.
+	Path string
+}
+
+// SeccompType says which seccomp filter applies.
+type SeccompType string
+
+const (
+	// SeccompRuntimeDefault is the backend's default filter (also the zero value).
+	SeccompRuntimeDefault SeccompType = ""
+	SeccompUnconfined     SeccompType = "Unconfined"
+	SeccompLocalhost      SeccompType = "Localhost"
+)
 
 // ContainerState is the coarse state of a container.
 type ContainerState string
@@ -242,6 +305,9 @@ type Runtime interface {
 	// creds in order until one works (none: an anonymous pull), as the
 	// kubelet tries each matching credential; PullNever only looks.
 	EnsureImage(ctx context.Context, image string, policy PullPolicy, creds []Credential) (string, error)
+	// ImageUser is the user a present image runs as ("", "1000", "1000:50",
+	// "nobody"): runAsNonRoot is checked against it before a container is created.
+	ImageUser(ctx context.Context, image string) (string, error)
 
 	CreateSandbox(ctx context.Context, cfg SandboxConfig) (Sandbox, error)
 	// RemoveSandbox kills whatever still runs in the sandbox and removes it and its containers.

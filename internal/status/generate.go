@@ -3,6 +3,7 @@
 package status
 
 import (
+	"github.com/runlet/runlet/internal/qos"
 	"github.com/runlet/runlet/internal/runtime"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,7 +34,9 @@ type Input struct {
 // Generate builds the pod's API status from the backend's view.
 func Generate(in Input) v1.PodStatus {
 	pod := in.Pod
-	st := v1.PodStatus{QOSClass: pod.Status.QOSClass}
+	// The apiserver sets the QoS class of the pods it stores; static pods
+	// get it here, as the kubelet computes it.
+	st := v1.PodStatus{QOSClass: qos.GetPodQOS(pod)}
 	waitReason := defaultWaitingReason(pod)
 	st.InitContainerStatuses = initContainerStatuses(in, waitReason)
 	st.ContainerStatuses = containerStatuses(in, pod.Spec.Containers, waitReason)

@@ -31,7 +31,10 @@ type Config struct {
 	Recorder    record.EventRecorder
 	HostIPs     []string
 	MaxPods     int
-	Log         logrus.FieldLogger
+	// Admission, if set, decides on new pods (sysctls, resources, ...);
+	// else only MaxPods is checked.
+	Admission Admitter
+	Log       logrus.FieldLogger
 	// Prober runs the pods' probes (internal/prober); nil: none run.
 	Prober Prober
 	// ProbeResults carries changed liveness/readiness/startup results.
@@ -144,14 +147,8 @@ func (l *Loop) handleUpdate(u podconfig.PodUpdate) {
 
 // handleAdd admits a pod, as HandlePodAdditions does.
 func (l *Loop) handleAdd(p *v1.Pod) {
-	if l.cfg.Admit != nil && !l.workers.known(p.UID) {
-		if ok, reason, msg := l.cfg.Admit(p); !ok {
-			l.reject(p, reason, msg)
-			return
-		}
-	}
-	if l.cfg.MaxPods > 0 && !l.workers.known(p.UID) && l.activePods() >= l.cfg.MaxPods {
-		l.reject(p, "OutOfpods", "Node didn't have enough resource: pods")
+	if r := l.admit(p); !r.Admit {
+		l.reject(p, r.Reason, r.Message)
 		return
 	}
 	if fields := kuberuntime.Unsupported(p); len(fields) > 0 && l.cfg.Recorder != nil && !l.workers.known(p.UID) {
@@ -162,19 +159,7 @@ func (l *Loop) handleAdd(p *v1.Pod) {
 	l.workers.UpdatePod(p, SyncPodCreate, nil)
 }
 
-func (l *Loop) activePods() int {
-	n := 0
-	for _, p := range l.pods.list() {
-		if !l.workers.isFinished(p.UID) {
-			n++
-		}
-	}
-	return n
-}
-
-// reject fails a pod the node cannot admit, with an event. The pod never
-// runs: later updates of it are ignored, and its status is dropped when it
-// leaves its source.
+// reject fails a pod the node cannot admit, with an event.
 func (l *Loop) reject(p *v1.Pod, reason, msg string) {
 	l.rejected[p.UID] = struct{}{}
 	if l.cfg.Recorder != nil {

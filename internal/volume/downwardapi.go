@@ -54,7 +54,7 @@ func (m *Manager) resourceFieldRef(pod *v1.Pod, ref *v1.ResourceFieldSelector) (
 	}
 	for _, c := range podContainers(pod) {
 		if c.Name == ref.ContainerName {
-			return m.cfg.ResourceFieldRef(pod, c, ref)
+			return m.cfg.ResourceFieldRef(pod, c, ref, m.nodeAllocatable())
 		}
 	}
 	return "", fmt.Errorf("container %q not found in pod", ref.ContainerName)

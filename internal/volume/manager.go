@@ -61,7 +61,7 @@ type Config struct {
 	Client kubernetes.Interface
 	// ResourceFieldRef resolves a downward API resourceFieldRef of a
 	// container (internal/envvars: the same rules as for env).
-	ResourceFieldRef func(pod *v1.Pod, c *v1.Container, ref *v1.ResourceFieldSelector) (string, error)
+	ResourceFieldRef func(pod *v1.Pod, c *v1.Container, ref *v1.ResourceFieldSelector, allocatable v1.ResourceList) (string, error)
 	Log              logrus.FieldLogger
 }
 

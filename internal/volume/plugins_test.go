@@ -190,7 +190,7 @@ func TestProjectedFailures(t *testing.T) {
 // changes reach the files on the next sync.
 func TestDownwardAPI(t *testing.T) {
 	e := newTestEnv(t)
-	e.m.cfg.ResourceFieldRef = func(pod *v1.Pod, c *v1.Container, ref *v1.ResourceFieldSelector) (string, error) {
+	e.m.cfg.ResourceFieldRef = func(pod *v1.Pod, c *v1.Container, ref *v1.ResourceFieldSelector, _ v1.ResourceList) (string, error) {
 		return c.Name + ":" + ref.Resource, nil
 	}
 	pod := testPod(v1.Volume{Name: "d", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{

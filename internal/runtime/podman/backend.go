@@ -51,6 +51,9 @@ type Backend struct {
 	ociRuntime string
 	limits     hostLimits
 	rlimits    []RLimit
+	cg         cgroupHost
+	ooms       *oomRecorder
+	stopOOMs   func()
 
 	restartMu sync.Mutex // serialises service restarts
 	mu        sync.Mutex
@@ -89,6 +92,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		return nil, err
 	}
 	go b.supervise()
+	b.watchOOMs()
 	return b, nil
 }
 
@@ -191,6 +195,8 @@ func (b *Backend) detect(ctx context.Context) error {
 	}
 	b.info = info
 	b.ociRuntime = chooseOCIRuntime(info, b.opts.OCIRuntime)
+	b.cg = detectCgroups(info.Host.CgroupVersion)
+	b.ooms = newOOMRecorder(b.cg)
 	b.host = runtime.HostInfo{
 		RuntimeName:    "podman",
 		RuntimeVersion: info.Version.Version,
@@ -285,8 +291,11 @@ func (b *Backend) ServicePID() int {
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	b.closing = true
-	svc := b.svc
+	svc, stopOOMs := b.svc, b.stopOOMs
 	b.mu.Unlock()
+	if stopOOMs != nil {
+		stopOOMs()
+	}
 	if svc == nil {
 		return nil
 	}

@@ -65,7 +65,8 @@ func TestCreateContainerSpec(t *testing.T) {
 			b.sandboxes["pod1"] = sandboxMeta{labels: podLabels, infraID: "infra1"}
 			id, err := b.CreateContainer(context.Background(), "pod1", runtime.ContainerConfig{
 				Name: "app", Attempt: 2, Image: "localhost/img:1", Command: tc.command, Args: tc.args,
-				Env: []string{"A=1", "B=x=y", "A=2"}, WorkingDir: "/w", User: "1000:1000", Stdin: true, TTY: true,
+				Env: []string{"A=1", "B=x=y", "A=2"}, WorkingDir: "/w", Stdin: true, TTY: true,
+				Security:    runtime.SecurityConfig{RunAsUser: ptr(int64(1000)), RunAsGroup: ptr(int64(1000))},
 				Mounts:      []runtime.Mount{{HostPath: "/h", ContainerPath: "/c", ReadOnly: true}},
 				Resources:   runtime.Resources{CPUMillis: 250, MemoryBytes: 64 << 20},
 				Labels:      map[string]string{runtime.LabelSpecHash: "h1", runtime.LabelManaged: "false"},

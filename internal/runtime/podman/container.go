@@ -26,7 +26,6 @@ func (b *Backend) containerSpec(podID string, podLabels map[string]string, cfg r
 		Image:         cfg.Image,
 		Env:           envMap(cfg.Env),
 		WorkDir:       cfg.WorkingDir,
-		User:          cfg.User,
 		Stdin:         cfg.Stdin,
 		Terminal:      cfg.TTY,
 		Labels:        containerLabels(podLabels, cfg),
@@ -48,7 +47,9 @@ func (b *Backend) containerSpec(podID string, podLabels map[string]string, cfg r
 		s := uint((cfg.StopTimeout + time.Second - 1) / time.Second)
 		spec.StopTimeout = &s
 	}
-	spec.ResourceLimits = resources(cfg.Resources)
+	spec.ResourceLimits = b.resources(cfg.Resources, true)
+	spec.OOMScoreAdj = b.oomScoreAdj(cfg.Resources.OOMScoreAdj)
+	spec.SecuritySpec = securitySpec(cfg.Security)
 	return spec
 }
 
@@ -102,36 +103,6 @@ func bindMounts(ms []runtime.Mount) []Mount {
 	return out
 }
 
-// cfsPeriod is the CFS period CPU limits are expressed in (100 ms, as kubelet).
-const cfsPeriod = 100000
-
-func resources(r runtime.Resources) *LinuxResources {
-	if r == (runtime.Resources{}) {
-		return nil
-	}
-	lr := &LinuxResources{}
-	if r.MemoryBytes > 0 {
-		lr.Memory = &struct {
-			Limit *int64 `json:"limit,omitempty"`
-		}{Limit: &r.MemoryBytes}
-	}
-	if r.CPUMillis > 0 || r.CPUShares > 0 {
-		lr.CPU = &struct {
-			Shares *uint64 `json:"shares,omitempty"`
-			Quota  *int64  `json:"quota,omitempty"`
-			Period *uint64 `json:"period,omitempty"`
-		}{}
-		if r.CPUShares > 0 {
-			lr.CPU.Shares = &r.CPUShares
-		}
-		if r.CPUMillis > 0 {
-			quota, period := r.CPUMillis*cfsPeriod/1000, uint64(cfsPeriod)
-			lr.CPU.Quota, lr.CPU.Period = &quota, &period
-		}
-	}
-	return lr
-}
-
 // CreateContainer creates a container in the sandbox's namespaces.
 func (b *Backend) CreateContainer(ctx context.Context, sandboxID string, cfg runtime.ContainerConfig) (string, error) {
 	meta, err := b.sandboxMeta(ctx, sandboxID, "")
@@ -145,6 +116,9 @@ func (b *Backend) CreateContainer(ctx context.Context, sandboxID string, cfg run
 	}
 	spec.Env, spec.UnsetEnvAll = containerEnv(imageEnv, cfg), true
 	id, err := b.client.CreateContainer(ctx, spec)
+	if err == nil {
+		b.ooms.learnFromInfra(id, meta.infraID, meta.infraCgroup)
+	}
 	return id, wrapf(err, "creating container %s", spec.Name)
 }
 
@@ -173,7 +147,9 @@ func (b *Backend) InspectContainer(ctx context.Context, id string) (runtime.Cont
 	if err != nil {
 		return runtime.Container{}, wrapf(err, "inspecting container %s", shortID(id))
 	}
-	return fromInspect(ic), nil
+	c := fromInspect(ic)
+	c.OOMKilled = c.OOMKilled || b.ooms.wasKilled(ic.ID) || c.State == runtime.ContainerExited && bundleOOM(ic.StaticDir)
+	return c, nil
 }
 
 func fromInspect(ic InspectContainer) runtime.Container {

@@ -94,6 +94,13 @@ func (b *Backend) readExit(path, id string) *runtime.ContainerExit {
 	b.mu.Lock()
 	bundle := b.details[id].staticDir
 	b.mu.Unlock()
+	if oom, known := b.ooms.check(id); known {
+		// The cgroup still exists and says (see oom.go).
+		if x.OOMKilled = oom; oom {
+			markOOM(b.bundleDir(id, bundle))
+		}
+		return x
+	}
 	if bundle == "" {
 		if code == 137 {
 			return nil

@@ -26,7 +26,10 @@ const capSysResource = 24
 type hostLimits struct {
 	NoFile, NProc  uint64
 	CapSysResource bool
-	Source         string // where the figures came from, for the logs
+	// OOMScoreAdj is the service's own oom_score_adj: without
+	// CAP_SYS_RESOURCE no container may go below it.
+	OOMScoreAdj int
+	Source      string // where the figures came from, for the logs
 }
 
 // rlimits returns the r_limits every create spec should carry, or nil when
@@ -101,6 +104,7 @@ func procLimits(pid int) (hostLimits, error) {
 		return l, fmt.Errorf("%s: limits not found", l.Source)
 	}
 	l.CapSysResource = hasCap(pid, capSysResource)
+	l.OOMScoreAdj = readOOMScoreAdj(fmt.Sprintf("/proc/%d/oom_score_adj", pid))
 	return l, nil
 }
 
@@ -144,7 +148,17 @@ func ownLimits() hostLimits {
 		l.NProc = r.Max
 	}
 	l.CapSysResource = hasCap(os.Getpid(), capSysResource)
+	l.OOMScoreAdj = readOOMScoreAdj("/proc/self/oom_score_adj")
 	return l
+}
+
+func readOOMScoreAdj(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	v, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return v
 }
 
 // chooseOCIRuntime picks the OCI runtime for every container. crun refuses

@@ -150,3 +150,15 @@ func (c *imageCache) forget(image string) {
 	defer c.mu.Unlock()
 	delete(c.env, image)
 }
+
+// ImageUser is the USER of a present image's config ("" when it sets none).
+func (b *Backend) ImageUser(ctx context.Context, image string) (string, error) {
+	img, err := b.client.InspectImage(ctx, image)
+	if errors.Is(err, runtime.ErrNotFound) {
+		return "", fmt.Errorf("image %s: %w", image, runtime.ErrImageNotFound)
+	}
+	if err != nil {
+		return "", wrapf(err, "inspecting image %s", image)
+	}
+	return img.Config.User, nil
+}

@@ -117,6 +117,7 @@ func (b *Backend) containersFrom(ctx context.Context, list []ListContainer, full
 		}
 	}
 	b.mu.Unlock()
+	b.ooms.retain(seen)
 	return out, nil
 }
 
@@ -205,8 +206,12 @@ func (b *Backend) refine(ctx context.Context, lc ListContainer, c *runtime.Conta
 	if err != nil {
 		return err
 	}
+	b.ooms.learn(lc.ID, ic.State.CgroupPath)
+	// podman may have read the exit before runlet marked the OOM kill in
+	// the bundle (see oom.go): runlet's record and the file count too.
+	oom := ic.State.OOMKilled || mapState(ic.State.Status) == runtime.ContainerExited && bundleOOM(ic.StaticDir)
 	d := ctrDetail{key: detailKey(lc), started: ic.State.StartedAt, finished: ic.State.FinishedAt,
-		oomKilled: ic.State.OOMKilled, errMsg: ic.State.Error, staticDir: ic.StaticDir, logPath: logFilePath(ic)}
+		oomKilled: oom, errMsg: ic.State.Error, staticDir: ic.StaticDir, logPath: logFilePath(ic)}
 	b.mu.Lock()
 	b.details[lc.ID] = d
 	b.mu.Unlock()
@@ -229,5 +234,5 @@ func (b *Backend) applyDetail(lc ListContainer, c *runtime.Container) {
 	if lc.ExitedAt > 0 && d.finished.Unix() == lc.ExitedAt {
 		c.FinishedAt = d.finished
 	}
-	c.OOMKilled, c.Error = d.oomKilled, d.errMsg
+	c.OOMKilled, c.Error = d.oomKilled || b.ooms.wasKilled(lc.ID), d.errMsg
 }

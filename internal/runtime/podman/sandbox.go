@@ -18,6 +18,9 @@ type sandboxMeta struct {
 	labels  map[string]string
 	ips     []string
 	infraID string
+	// infraCgroup is the infra container's cgroup: a new container's is
+	// its sibling.
+	infraCgroup string
 }
 
 // managedFilter selects the objects this backend manages: those of its
@@ -82,6 +85,7 @@ func podSpec(cfg runtime.SandboxConfig) PodSpec {
 // pod IP exists when this returns.
 func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) (runtime.Sandbox, error) {
 	spec := podSpec(cfg)
+	b.applyPodSecurity(&spec, cfg)
 	id, err := b.client.CreatePod(ctx, spec)
 	if err != nil {
 		return runtime.Sandbox{}, wrapf(err, "creating pod %s", spec.Name)
@@ -136,7 +140,7 @@ func (b *Backend) sandboxMeta(ctx context.Context, id, infra string) (sandboxMet
 	if err != nil {
 		return m, wrapf(err, "inspecting infra container of pod %s", id)
 	}
-	m = sandboxMeta{created: ic.Created, labels: ic.Config.Labels, infraID: ic.ID, ips: containerIPs(ic)}
+	m = sandboxMeta{created: ic.Created, labels: ic.Config.Labels, infraID: ic.ID, ips: containerIPs(ic), infraCgroup: ic.State.CgroupPath}
 	if !ic.State.Running {
 		// The namespace (and IP) appears only when the infra runs: do not cache yet.
 		return m, nil

@@ -32,6 +32,7 @@ type PodSpec struct {
 	NetNS            *Namespace        `json:"netns,omitempty"`
 	UtsNS            *Namespace        `json:"utsns,omitempty"`
 	PortMappings     []PortMapping     `json:"portmappings,omitempty"`
+	PodSecuritySpec
 }
 
 // Mount is an OCI runtime-spec mount.
@@ -51,14 +52,29 @@ type RLimit struct {
 
 // LinuxResources is the subset of the OCI LinuxResources runlet sets.
 type LinuxResources struct {
-	Memory *struct {
-		Limit *int64 `json:"limit,omitempty"`
-	} `json:"memory,omitempty"`
-	CPU *struct {
-		Shares *uint64 `json:"shares,omitempty"`
-		Quota  *int64  `json:"quota,omitempty"`
-		Period *uint64 `json:"period,omitempty"`
-	} `json:"cpu,omitempty"`
+	Memory *LinuxMemory `json:"memory,omitempty"`
+	CPU    *LinuxCPU    `json:"cpu,omitempty"`
+	Pids   *LinuxPids   `json:"pids,omitempty"`
+	// Unified are cgroup v2 files to write ("memory.oom.group").
+	Unified map[string]string `json:"unified,omitempty"`
+}
+
+// LinuxMemory is the OCI memory cgroup settings.
+type LinuxMemory struct {
+	Limit *int64 `json:"limit,omitempty"`
+	Swap  *int64 `json:"swap,omitempty"`
+}
+
+// LinuxCPU is the OCI cpu cgroup settings.
+type LinuxCPU struct {
+	Shares *uint64 `json:"shares,omitempty"`
+	Quota  *int64  `json:"quota,omitempty"`
+	Period *uint64 `json:"period,omitempty"`
+}
+
+// LinuxPids is the OCI pids cgroup settings.
+type LinuxPids struct {
+	Limit int64 `json:"limit"`
 }
 
 // ContainerSpec is the body of POST /containers/create (specgen.SpecGenerator).
@@ -71,7 +87,6 @@ type ContainerSpec struct {
 	Env            map[string]string `json:"env,omitempty"`
 	UnsetEnvAll    bool              `json:"unsetenvall,omitempty"`
 	WorkDir        string            `json:"work_dir,omitempty"`
-	User           string            `json:"user,omitempty"`
 	Stdin          bool              `json:"stdin,omitempty"`
 	Terminal       bool              `json:"terminal,omitempty"`
 	Labels         map[string]string `json:"labels,omitempty"`
@@ -81,6 +96,8 @@ type ContainerSpec struct {
 	RestartPolicy  string            `json:"restart_policy,omitempty"`
 	StopTimeout    *uint             `json:"stop_timeout,omitempty"`
 	OCIRuntime     string            `json:"oci_runtime,omitempty"`
+	OOMScoreAdj    *int              `json:"oom_score_adj,omitempty"`
+	SecuritySpec
 }
 
 // ListContainer is one entry of GET /containers/json.
@@ -136,6 +153,7 @@ type InspectContainer struct {
 		Error      string    `json:"Error"`
 		StartedAt  time.Time `json:"StartedAt"`
 		FinishedAt time.Time `json:"FinishedAt"`
+		CgroupPath string    `json:"CgroupPath"`
 	} `json:"State"`
 	Config struct {
 		Labels map[string]string `json:"Labels"`
@@ -211,7 +229,8 @@ type Info struct {
 		Version    string `json:"Version"`
 	} `json:"version"`
 	Store struct {
-		GraphRoot string `json:"graphRoot"`
+		GraphRoot       string `json:"graphRoot"`
+		GraphDriverName string `json:"graphDriverName"`
 	} `json:"store"`
 }
 

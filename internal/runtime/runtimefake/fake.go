@@ -45,6 +45,8 @@ type Fake struct {
 	logs       map[string]string
 	subs       []chan runtime.Event
 	exec       ExecFunc
+	imageUsers map[string]string
+	sbConfigs  map[string]runtime.SandboxConfig
 }
 
 var _ runtime.Runtime = (*Fake)(nil)
@@ -58,7 +60,37 @@ func New() *Fake {
 		fail:       map[string]error{},
 		calls:      map[string]int{},
 		logs:       map[string]string{},
+		imageUsers: map[string]string{},
+		sbConfigs:  map[string]runtime.SandboxConfig{},
 	}
+}
+
+// SetImageUser sets the user ImageUser reports for an image ("" by default).
+func (f *Fake) SetImageUser(image, user string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.imageUsers[image] = user
+}
+
+// SandboxConfig returns the config a sandbox was created with.
+func (f *Fake) SandboxConfig(id string) (runtime.SandboxConfig, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cfg, ok := f.sbConfigs[id]
+	return cfg, ok
+}
+
+// ImageUser implements runtime.Runtime.
+func (f *Fake) ImageUser(_ context.Context, image string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.enter("ImageUser"); err != nil {
+		return "", err
+	}
+	if f.missing[image] {
+		return "", fmt.Errorf("image %s: %w", image, runtime.ErrImageNotFound)
+	}
+	return f.imageUsers[image], nil
 }
 
 // --- controls ---
@@ -263,6 +295,7 @@ func (f *Fake) CreateSandbox(_ context.Context, cfg runtime.SandboxConfig) (runt
 		sb.IPs = nil
 	}
 	f.sandboxes[sb.ID] = sb
+	f.sbConfigs[sb.ID] = cfg
 	f.publish(cfg.PodUID, "", "pod-create")
 	out := *sb
 	out.Labels = copyLabels(labels)

@@ -48,6 +48,11 @@ func Run(t *testing.T, rt runtime.Runtime) {
 	t.Run("Stats", s.testStats)
 	t.Run("PortForward", s.testPortForward)
 	t.Run("RemoveSandbox", s.testRemoveSandbox)
+	t.Run("Security", s.testSecurity)
+	t.Run("ImageUser", s.testImageUser)
+	t.Run("SandboxSysctlsAndPids", s.testSandboxSysctlsAndPids)
+	t.Run("Resources", s.testResources)
+	t.Run("OOMKilled", s.testOOMKilled)
 }
 
 func randHex(n int) string {

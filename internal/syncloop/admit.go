@@ -1,0 +1,48 @@
+package syncloop
+
+import (
+	"github.com/runlet/runlet/internal/admission"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Admitter decides whether the node takes a new pod, given the pods it
+// already runs (internal/admission).
+type Admitter interface {
+	Admit(pod *v1.Pod, others []*v1.Pod) admission.Result
+}
+
+// admit runs admission on a pod the node does not run yet, as the
+// kubelet's HandlePodAdditions does; without an Admitter only the pod
+// count is checked.
+func (l *Loop) admit(p *v1.Pod) admission.Result {
+	if l.workers.known(p.UID) {
+		return admission.Result{Admit: true}
+	}
+	if l.cfg.Admit != nil {
+		// Node pressure first, as the kubelet's eviction admit handler.
+		if ok, reason, msg := l.cfg.Admit(p); !ok {
+			return admission.Result{Reason: reason, Message: msg}
+		}
+	}
+	others := l.otherActivePods(p.UID)
+	if l.cfg.Admission != nil {
+		return l.cfg.Admission.Admit(p, others)
+	}
+	if l.cfg.MaxPods > 0 && len(others) >= l.cfg.MaxPods {
+		return admission.Result{Reason: "OutOfpods", Message: "Node didn't have enough resource: pods"}
+	}
+	return admission.Result{Admit: true}
+}
+
+// otherActivePods are the admitted pods whose worker has not finished,
+// except uid: what the node's resources are already committed to.
+func (l *Loop) otherActivePods(uid types.UID) []*v1.Pod {
+	var out []*v1.Pod
+	for _, p := range l.pods.list() {
+		if p.UID != uid && !l.workers.isFinished(p.UID) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
