@@ -5,7 +5,10 @@ import (
 	"os"
 	"time"
 
+	nodeinfo "github.com/runlet/runlet/internal/node"
 	"github.com/spf13/pflag"
+	v1 "k8s.io/api/core/v1"
+	cliflag "k8s.io/component-base/cli/flag"
 )
 
 // options are runlet's flags; names follow the kubelet's and virtual-kubelet's.
@@ -33,6 +36,10 @@ type options struct {
 	KubeAPIBurst      int
 	PodSyncWorkers    int
 	ShowVersion       bool
+	// RegisterWithTaints and NodeLabels are the kubelet's flags of the same
+	// names, applied when the node registers.
+	RegisterWithTaints []v1.Taint
+	NodeLabels         map[string]string
 
 	// BootstrapServingCert is the kubelet's --rotate-server-certificates.
 	BootstrapServingCert bool
@@ -40,7 +47,8 @@ type options struct {
 
 func parseFlags(args []string) (*options, error) {
 	host, _ := os.Hostname()
-	o := &options{}
+	o := &options{NodeLabels: map[string]string{}}
+	var taints string
 	fs := pflag.NewFlagSet("runlet", pflag.ContinueOnError)
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file; empty means in-cluster config")
 	fs.StringVar(&o.NodeName, "nodename", host, "name of the node to register")
@@ -65,6 +73,9 @@ func parseFlags(args []string) (*options, error) {
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 100, "QPS to the apiserver")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", 200, "burst to the apiserver")
 	fs.IntVar(&o.PodSyncWorkers, "pod-sync-workers", 10, "framework workers that hand pods to runlet")
+	fs.StringVar(&taints, "register-with-taints", nodeinfo.DefaultTaints, "taints the node registers with, comma-separated \"<key>=<value>:<effect>\" or \"<key>:<effect>\"; empty: none")
+	nodeLabels := cliflag.ConfigurationMap(o.NodeLabels)
+	fs.Var(&nodeLabels, "node-labels", "labels added to runlet's own when the node registers, comma-separated key=value pairs; kubernetes.io keys only those a kubelet may set")
 	fs.BoolVar(&o.ShowVersion, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -74,6 +85,13 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.AuthorizationMode != "Webhook" && o.AuthorizationMode != "AlwaysAllow" {
 		return nil, fmt.Errorf("--authorization-mode must be Webhook or AlwaysAllow, not %q", o.AuthorizationMode)
+	}
+	var err error
+	if o.RegisterWithTaints, err = nodeinfo.ParseTaints(taints); err != nil {
+		return nil, fmt.Errorf("--register-with-taints: %w", err)
+	}
+	if err := nodeinfo.ValidateLabels(o.NodeLabels); err != nil {
+		return nil, fmt.Errorf("--node-labels: %w", err)
 	}
 	return o, nil
 }

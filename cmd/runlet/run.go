@@ -142,6 +142,7 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		err := nodeinfo.Fill(pc.Node, nodeinfo.Options{
 			Name: o.NodeName, InternalIP: nodeIP, KubeletPort: o.KubeletPort, MaxPods: o.MaxPods,
 			StoragePath: storagePath(o.RootDir), Version: kubeletVersion(), Host: host,
+			Taints: o.RegisterWithTaints, Labels: o.NodeLabels,
 		})
 		if err != nil {
 			return nil, nil, err

@@ -16,9 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Taint keeps ordinary workloads (and DaemonSets) off the virtual node.
-var Taint = v1.Taint{Key: "virtual-kubelet.io/provider", Value: "runlet", Effect: v1.TaintEffectNoSchedule}
-
 // Options are the node's settings.
 type Options struct {
 	Name        string
@@ -29,6 +26,10 @@ type Options struct {
 	StoragePath string
 	Version     string
 	Host        runtime.HostInfo
+	// Taints the node registers with (--register-with-taints).
+	Taints []v1.Taint
+	// Labels are added to runlet's own labels (--node-labels), and win over them.
+	Labels map[string]string
 }
 
 // Fill writes the node's spec and status into n (the framework's template).
@@ -49,7 +50,10 @@ func Fill(n *v1.Node, o Options) error {
 	} {
 		n.Labels[k] = v
 	}
-	n.Spec.Taints = []v1.Taint{Taint}
+	for k, v := range o.Labels {
+		n.Labels[k] = v
+	}
+	n.Spec.Taints = append([]v1.Taint(nil), o.Taints...)
 	n.Status.Capacity = capacity
 	n.Status.Allocatable = capacity.DeepCopy()
 	n.Status.Addresses = []v1.NodeAddress{
