@@ -59,12 +59,14 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		sb = &created
 		ps = &runtime.PodStatus{UID: uid, Sandboxes: []runtime.Sandbox{created}}
 	}
+	eph, ephErr := m.syncEphemeralContainers(ctx, pod, sb, ps)
+	res.merge(eph)
 	if done, r, err := m.syncInitContainers(ctx, pod, sb, ps); !done || err != nil {
-		r.Changed = r.Changed || res.Changed
+		r.merge(res)
 		m.pruneOld(ctx, pod, ps)
-		return r, err
+		return r, utilerrors.NewAggregate([]error{ephErr, err})
 	}
-	var errs []error
+	errs := []error{ephErr}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		r, err := m.syncContainer(ctx, pod, c, sb, ps)

@@ -16,8 +16,10 @@ func Unsupported(pod *v1.Pod) []string {
 		}
 		out = append(out, unsupportedInContainer(&c)...)
 	}
-	if len(pod.Spec.EphemeralContainers) > 0 {
-		out = append(out, "spec.ephemeralContainers")
+	for _, ec := range pod.Spec.EphemeralContainers {
+		if ec.TargetContainerName != "" {
+			out = append(out, fmt.Sprintf("ephemeralContainers[%s].targetContainerName (process namespace of a container)", ec.Name))
+		}
 	}
 	for _, c := range pod.Spec.Containers {
 		out = append(out, unsupportedInContainer(&c)...)

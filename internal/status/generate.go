@@ -35,6 +35,7 @@ func Generate(in Input) v1.PodStatus {
 		waitReason = "PodInitializing"
 	}
 	st.ContainerStatuses = containerStatuses(in, pod.Spec.Containers, waitReason)
+	st.EphemeralContainerStatuses = ephemeralStatuses(in)
 	st.Phase = phase(pod, st.ContainerStatuses, st.InitContainerStatuses, in.Terminal)
 	if sb := in.Runtime.Sandbox(); sb != nil && len(sb.IPs) > 0 {
 		st.PodIP = sb.IPs[0]
