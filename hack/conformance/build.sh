@@ -24,11 +24,11 @@ build_one() { # NAME
   case $name in
     e2e.test)
       log "building e2e.test ($CP_K8S_VERSION; ~4 min warm, ~8 min cold)"
-      ( cd "$mod" && go test -c -trimpath -ldflags="$LD" -o "$out.tmp" k8s.io/kubernetes/test/e2e ) ;;
+      ( cd "$mod" && conf_go test -c -trimpath -ldflags="$LD" -o "$out.tmp" k8s.io/kubernetes/test/e2e ) ;;
     ginkgo)
-      ( cd "$mod" && go build -o "$out.tmp" github.com/onsi/ginkgo/v2/ginkgo ) ;;
+      ( cd "$mod" && conf_go build -o "$out.tmp" github.com/onsi/ginkgo/v2/ginkgo ) ;;
     agnhost)
-      ( cd "$mod" && go build -trimpath -ldflags="-s -w" -o "$out.tmp" k8s.io/kubernetes/test/images/agnhost ) ;;
+      ( cd "$mod" && conf_go build -trimpath -ldflags="-s -w" -o "$out.tmp" k8s.io/kubernetes/test/images/agnhost ) ;;
     *) die "unknown binary $name (e2e.test, ginkgo, agnhost)" ;;
   esac
   mv -f "$out.tmp" "$out"

@@ -111,7 +111,7 @@ PY
 }
 gobuild() { # OUT PKG
   local mod; mod=$(conf_module)
-  ( cd "$mod" && go build -trimpath -ldflags='-s -w' -o "$1" "$2" )
+  ( cd "$mod" && conf_go build -trimpath -ldflags='-s -w' -o "$1" "$2" )
 }
 
 # ---------- images ----------

@@ -9,8 +9,9 @@ CONF_HACK_DIR=$HACK_DIR/conformance
 CONF_CACHE=${CONF_CACHE:-$RUNLET_CACHE/conformance-$CP_K8S_VERSION}
 CONF_BIN_DIR=$CONF_CACHE/bin
 
-# Go settings for the upstream build: the control plane's (static, no VCS stamping, local toolchain)
-export GOFLAGS="-buildvcs=false -mod=readonly" GOTOOLCHAIN=local CGO_ENABLED=0
+# conf_go ARGS...: go with the control plane's settings for the upstream builds (static, no VCS
+# stamping, local toolchain, go.sum as committed); runlet itself is built as `make build` does.
+conf_go() { GOFLAGS="-buildvcs=false -mod=readonly" GOTOOLCHAIN=local CGO_ENABLED=0 go "$@"; }
 
 # with_lock NAME CMD... : run CMD holding $CONF_CACHE/.NAME.lock (one build per cache dir at a time)
 with_lock() {

@@ -6,6 +6,7 @@
 # Env: FOCUS, SKIP, SPEC_LIST, PROCS (4), TIMEOUT (3h), EXTRA: see e2e.sh.
 #      PORT_BASE (default: the first free of 25000, 24000, 23000; apiserver +443, runlet +250/+251),
 #      NODE_IP (default: the source address of the default route), LOG_LEVEL (runlet's, info),
+#      RUNLET_BIN (a prebuilt runlet instead of building this checkout),
 #      KEEP=1 leaves the run's state dir in place (always kept when the run fails).
 # Results: ~/.cache/runlet/conformance-v1.37.2/runs/<stamp>/ (e2e/e2e.log, e2e/report.json, summary.txt,
 # runlet.log, cp/logs). Exit status: 0 when no spec failed.
@@ -76,11 +77,14 @@ teardown() {
 trap 'teardown' EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 
+if [ -n "${RUNLET_BIN:-}" ]; then
+  cp "$RUNLET_BIN" "$RUN/runlet-bin"
+else
+  log "building runlet from $REPO_ROOT"
+  ( cd "$REPO_ROOT" && go build -o "$RUN/runlet-bin" ./cmd/runlet )
+fi
 # the control plane stops itself if this script dies without tearing it down (CP_WATCH_PID)
 CP_WATCH_PID=$$ bash "$HACK_DIR/cp-up.sh" >/dev/null 8>&-
-
-log "building runlet from $REPO_ROOT"
-( cd "$REPO_ROOT" && go build -o "$RUN/runlet-bin" ./cmd/runlet )
 # As hack/run.sh starts it, but untainted (e2e pods carry no toleration) and reachable at NODE_IP.
 args=(
   --kubeconfig "$PKI/runlet.kubeconfig" --nodename "$NODE_NAME" --register-with-taints=
