@@ -122,6 +122,10 @@ func (l *Loop) handleAdd(p *v1.Pod) {
 		l.reject(p, "OutOfpods", "Node didn't have enough resource: pods")
 		return
 	}
+	if reason, msg, ok := admitOS(p); !ok && !l.workers.known(p.UID) {
+		l.reject(p, reason, msg)
+		return
+	}
 	if fields := kuberuntime.Unsupported(p); len(fields) > 0 && l.cfg.Recorder != nil && !l.workers.known(p.UID) {
 		l.cfg.Recorder.Eventf(p, v1.EventTypeWarning, "UnsupportedField",
 			"runlet does not implement %s yet: the pod runs without them", strings.Join(fields, ", "))
