@@ -12,7 +12,10 @@ import (
 // pod's ephemeralcontainers subresource) that have no container yet, in the
 // pod's sandbox, as the kubelet's computePodActions/SyncPod do: they may start
 // before initialization completes, and once started they are never restarted,
-// whatever their exit and the pod's restartPolicy.
+// whatever their exit and the pod's restartPolicy. One difference: a
+// recreated sandbox starts with no containers at all here (podman removes a
+// pod's containers with it), so an ephemeral container runs again in the new
+// sandbox, where the kubelet, which still lists the old exited one, does not.
 func (m *Manager) syncEphemeralContainers(ctx context.Context, pod *v1.Pod, sb *runtime.Sandbox, ps *runtime.PodStatus) (Result, error) {
 	var res Result
 	var errs []error
