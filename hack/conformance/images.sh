@@ -64,6 +64,10 @@ users:x:100:
 nogroup:x:65534:
 EOF
   printf 'hosts: files dns\n' > "$d/etc/nsswitch.conf"
+  # /bin/sh is bash: Debian's static busybox ash runs its own applets before anything on PATH (so its
+  # nc, which has no UDP, would shadow a real one) and drops environment variables whose names are not
+  # shell identifiers (`data-1`); the images' busybox 1.37 / alpine ash do neither.
+  add_dyn "$d" /usr/bin/bash /bin/bash; rm -f "$d/bin/sh"; ln -s bash "$d/bin/sh"
 }
 # add_dyn ROOT SRC [DEST] : copy an ELF binary plus every shared library ldd reports (same paths)
 add_dyn() {
@@ -122,6 +126,14 @@ build_busybox() { # registry.k8s.io/e2e-test-images/busybox:1.37.0-2 == FROM bus
   import_root "$W/busybox-root" $REG/busybox:1.37.0-2 --change "ENV $DEFPATH" --change 'CMD ["sh"]'
 }
 
+# add_deb_bin ROOT PKG BIN DEST : a binary of a Debian package (downloaded, not installed) plus its libraries
+add_deb_bin() {
+  local root=$1 pkg=$2 bin=$3 dest=$4 deb=$CONF_CACHE/images/debs x=$W/$2-deb
+  if ! ls "$deb/${pkg}"_*.deb >/dev/null 2>&1; then mkdir -p "$deb"; ( cd "$deb" && apt-get download -qq -o APT::Sandbox::User=root "$pkg" ); fi
+  rm -rf "$x"; mkdir -p "$x"; dpkg-deb -x "$(ls "$deb/${pkg}"_*.deb | head -1)" "$x"
+  add_dyn "$root" "$x$bin" "$dest"
+}
+
 build_agnhost() { # alpine + agnhost; ENTRYPOINT ["/agnhost"] CMD ["pause"]
   local r=$W/agnhost-root
   [ -d "$W/busybox-root" ] || build_base
@@ -134,6 +146,8 @@ build_agnhost() { # alpine + agnhost; ENTRYPOINT ["/agnhost"] CMD ["pause"]
   # alpine's apk packages in the real image: bash, curl (nc/ip/ss/wget come from busybox here)
   add_dyn "$r" /usr/bin/bash /bin/bash
   add_dyn "$r" /usr/bin/curl /usr/bin/curl
+  # alpine's busybox nc speaks UDP (`nc -w 1 -u`, the networking specs); Debian's busybox nc does not
+  rm -f "$r/bin/nc"; add_deb_bin "$r" netcat-openbsd /bin/nc.openbsd /usr/bin/nc
   # /var/registry: content for `agnhost fake-registry-server` (the real image crane-copies
   # registry.k8s.io/pause:3.10.2 there as pause:testing; here it is built from the local pause image)
   add_fake_registry "$r"
@@ -260,7 +274,12 @@ names() {
     *) die "unknown image $1";;
   esac
 }
-present() { local n; for n in $(names "$1"); do "${PODMAN[@]}" image exists "$n" || return 1; done; }
+# images built by another version of this script are rebuilt
+RECIPE=$(sha256sum "$0" | cut -c1-16) STAMP=$CONF_CACHE/images/recipe
+present() {
+  [ "$(cat "$STAMP" 2>/dev/null)" = "$RECIPE" ] || return 1
+  local n; for n in $(names "$1"); do "${PODMAN[@]}" image exists "$n" || return 1; done
+}
 build() {
   case $1 in
     busybox) build_busybox;; agnhost) build_agnhost;; pause) build_pause;;
@@ -271,9 +290,13 @@ build() {
 build_missing() {
   mkdir -p "$W"
   build_base # the busybox root every image starts from: cheap, and always fresh
+  local stale=0
+  [ "$(cat "$STAMP" 2>/dev/null)" = "$RECIPE" ] || stale=1
   for i in "$@"; do
     if [ "${CONF_REBUILD_IMAGES:-0}" = 1 ] || ! present "$i"; then build "$i"; fi
   done
+  # a new recipe is recorded once every image was rebuilt with it
+  if [ $stale = 0 ] || [ "$*" = "$ALL" ]; then echo "$RECIPE" >"$STAMP"; fi
 }
 
 ALL="busybox pause agnhost nonroot nonewprivs kitten nautilus ipc-utils glibc-dns-testing nginx"
@@ -282,5 +305,7 @@ todo=()
 for i in "${want[@]}"; do
   if [ "${CONF_REBUILD_IMAGES:-0}" = 1 ] || ! present "$i"; then todo+=("$i"); fi
 done
+# a new recipe rebuilds every image, not only the ones asked for
+[ "$(cat "$STAMP" 2>/dev/null)" = "$RECIPE" ] || todo=($ALL)
 [ ${#todo[@]} -eq 0 ] || with_lock images build_missing "${todo[@]}"
 log "e2e test images present: $(for i in "${want[@]}"; do names "$i"; done | wc -w)"

@@ -8,7 +8,7 @@
 #      NODE_IP (default: the source address of the default route), LOG_LEVEL (runlet's, info),
 #      RUNLET_BIN (a prebuilt runlet instead of building this checkout),
 #      KEEP=1 leaves the run's state dir in place (always kept when the run fails).
-# Results: ~/.cache/runlet/conformance-v1.37.2/runs/<stamp>/ (e2e/e2e.log, e2e/report.json, summary.txt,
+# Results: ~/.cache/runlet/conformance-v1.37.2/runs/<stamp>-<port base>/ (e2e/e2e.log, e2e/report.json, summary.txt,
 # runlet.log, cp/logs). Exit status: 0 when no spec failed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -37,7 +37,7 @@ if [ -z "${SPEC_LIST:-}" ] && [ -z "${FOCUS:-}" ]; then SPEC_LIST=$CONF_HACK_DIR
 [ -z "${SPEC_LIST:-}" ] || { [ -f "$SPEC_LIST" ] || die "SPEC_LIST $SPEC_LIST: no such file"; export SPEC_LIST=$(realpath "$SPEC_LIST"); }
 NODE_NAME=runlet-conformance-$PORT_BASE
 KUBELET_PORT=$((PORT_BASE+250)) METRICS_PORT=$((PORT_BASE+251))
-RUN=$CONF_CACHE/runs/$(date +%Y%m%d-%H%M%S)
+RUN=$CONF_CACHE/runs/$(date +%Y%m%d-%H%M%S)-$PORT_BASE
 export CP_DIR=$RUN/cp
 PKI=$CP_DIR/pki K=("$CP_BIN_DIR/kubectl" --kubeconfig "$CP_DIR/pki/admin.kubeconfig")
 mkdir -p "$RUN/runlet"
