@@ -8,7 +8,7 @@ E2E_TIMEOUT ?= 30m
 # unit tests: every package but the end-to-end ones
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/test/e2e')
 
-.PHONY: all build run stop test test-unit test-e2e deps cp bench lint clean
+.PHONY: all build run stop test test-unit test-e2e deps cp bench conformance lint clean
 
 all: build
 
@@ -42,6 +42,11 @@ test-e2e: deps cp
 # bench: runlet's figures next to the raw podman API's, one run (test/bench; RUNLET_BENCH_* env knobs)
 bench: deps cp
 	RUNLET_BENCH=1 $(GO) test -count=1 -timeout 30m -v -run TestBench ./test/bench
+
+# conformance: the upstream [NodeConformance] e2e specs against a runlet node (hack/conformance; 30-60 min;
+# FOCUS, SKIP, SPEC_LIST, PROCS, TIMEOUT env knobs). Not part of `make test`.
+conformance:
+	bash hack/conformance/run.sh
 
 lint:
 	@out=$$(find . -name '*.go' -not -path './.git/*' -not -path './.run/*' -not -path './hack/cp-modules/*' | xargs -r gofmt -l); \

@@ -6,8 +6,11 @@ import (
 	"os"
 	"time"
 
+	nodeinfo "github.com/runlet/runlet/internal/node"
 	"github.com/spf13/pflag"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	cliflag "k8s.io/component-base/cli/flag"
 )
 
 // options are runlet's flags; names follow the kubelet's and virtual-kubelet's.
@@ -45,6 +48,10 @@ type options struct {
 	ResolvConf    string
 	// ImagePullTimeout bounds one image pull.
 	ImagePullTimeout time.Duration
+	// RegisterWithTaints and NodeLabels are the kubelet's flags of the same
+	// names, applied when the node registers.
+	RegisterWithTaints []v1.Taint
+	NodeLabels         map[string]string
 
 	// BootstrapServingCert is the kubelet's --rotate-server-certificates.
 	BootstrapServingCert bool
@@ -60,7 +67,8 @@ type options struct {
 
 func parseFlags(args []string) (*options, error) {
 	host, _ := os.Hostname()
-	o := &options{}
+	o := &options{NodeLabels: map[string]string{}}
+	var taints string
 	fs := pflag.NewFlagSet("runlet", pflag.ContinueOnError)
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file; empty means in-cluster config")
 	fs.StringVar(&o.NodeName, "nodename", host, "name of the node to register")
@@ -85,6 +93,9 @@ func parseFlags(args []string) (*options, error) {
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 100, "QPS to the apiserver")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", 200, "burst to the apiserver")
 	fs.IntVar(&o.PodSyncWorkers, "pod-sync-workers", 10, "framework workers that hand pods to runlet")
+	fs.StringVar(&taints, "register-with-taints", nodeinfo.DefaultTaints, "taints the node registers with, comma-separated \"<key>=<value>:<effect>\" or \"<key>:<effect>\"; empty: none")
+	nodeLabels := cliflag.ConfigurationMap(o.NodeLabels)
+	fs.Var(&nodeLabels, "node-labels", "labels added to runlet's own when the node registers, comma-separated key=value pairs; kubernetes.io keys only those a kubelet may set")
 	fs.BoolVar(&o.ShowVersion, "version", false, "print the version and exit")
 	logMaxSize := fs.String("container-log-max-size", "10Mi", "size a container's log file may reach before it is rotated (a quantity: 10Mi, 1Gi)")
 	fs.IntVar(&o.ContainerLogMaxFiles, "container-log-max-files", 5, "log files a container may have, the live one included (at least 2)")
@@ -113,6 +124,12 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.AuthorizationMode != "Webhook" && o.AuthorizationMode != "AlwaysAllow" {
 		return nil, fmt.Errorf("--authorization-mode must be Webhook or AlwaysAllow, not %q", o.AuthorizationMode)
+	}
+	if o.RegisterWithTaints, err = nodeinfo.ParseTaints(taints); err != nil {
+		return nil, fmt.Errorf("--register-with-taints: %w", err)
+	}
+	if err := nodeinfo.ValidateLabels(o.NodeLabels); err != nil {
+		return nil, fmt.Errorf("--node-labels: %w", err)
 	}
 	return o, nil
 }

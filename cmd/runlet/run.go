@@ -218,6 +218,7 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 			Name: o.NodeName, InternalIP: nodeIP, KubeletPort: o.KubeletPort, MaxPods: o.MaxPods,
 			StoragePath: storagePath(o.RootDir), Version: kubeletVersion(), Host: host,
 			Reserved: res.reserved,
+			Taints:   o.RegisterWithTaints, Labels: o.NodeLabels,
 		})
 		if err != nil {
 			return nil, nil, err

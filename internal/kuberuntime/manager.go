@@ -153,7 +153,13 @@ func (m *Manager) containerEnv(pod *v1.Pod, c *v1.Container, sb *runtime.Sandbox
 	m.envMu.RLock()
 	r, hostIPs := m.env, m.hostIPs
 	m.envMu.RUnlock()
-	return r.Env(envvars.Pod{Pod: pod, PodIPs: sb.IPs, HostIPs: hostIPs, NodeAllocatable: m.node.Allocatable}, c)
+	podIPs := sb.IPs
+	if pod.Spec.HostNetwork {
+		// the pod's IPs are the node's, as its status says (the kubelet
+		// takes them from there)
+		podIPs = hostIPs
+	}
+	return r.Env(envvars.Pod{Pod: pod, PodIPs: podIPs, HostIPs: hostIPs, NodeAllocatable: m.node.Allocatable}, c)
 }
 
 // PersistBackoff keeps the restart back-off in path, so it survives a

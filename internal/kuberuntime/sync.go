@@ -71,8 +71,13 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		sb = &created
 		ps = &runtime.PodStatus{UID: uid, Sandboxes: []runtime.Sandbox{created}}
 	}
+	eph, ephErr := m.syncEphemeralContainers(ctx, pod, sb, ps)
+	res = merge(res, eph)
 	done, r, errs := m.syncInitContainers(ctx, pod, sb, ps)
 	res = merge(res, r)
+	if ephErr != nil {
+		errs = append(errs, ephErr)
+	}
 	if !done {
 		m.pruneOld(ctx, pod, ps)
 		return res, utilerrors.NewAggregate(errs)

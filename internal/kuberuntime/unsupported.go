@@ -1,6 +1,8 @@
 package kuberuntime
 
 import (
+	"fmt"
+
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -8,8 +10,10 @@ import (
 // honour yet, so a user is told instead of being silently ignored.
 func Unsupported(pod *v1.Pod) []string {
 	var out []string
-	if len(pod.Spec.EphemeralContainers) > 0 {
-		out = append(out, "spec.ephemeralContainers")
+	for _, ec := range pod.Spec.EphemeralContainers {
+		if ec.TargetContainerName != "" {
+			out = append(out, fmt.Sprintf("ephemeralContainers[%s].targetContainerName (process namespace of a container)", ec.Name))
+		}
 	}
 	return out
 }

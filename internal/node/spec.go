@@ -17,9 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Taint keeps ordinary workloads (and DaemonSets) off the virtual node.
-var Taint = v1.Taint{Key: "virtual-kubelet.io/provider", Value: "runlet", Effect: v1.TaintEffectNoSchedule}
-
 // Options are the node's settings.
 type Options struct {
 	Name        string
@@ -33,6 +30,10 @@ type Options struct {
 	// Reserved is what the node keeps from pods (--system-reserved and
 	// --kube-reserved): allocatable is capacity minus it.
 	Reserved []v1.ResourceList
+	// Taints the node registers with (--register-with-taints).
+	Taints []v1.Taint
+	// Labels are added to runlet's own labels (--node-labels), and win over them.
+	Labels map[string]string
 }
 
 // Fill writes the node's spec and status into n (the framework's template).
@@ -53,7 +54,10 @@ func Fill(n *v1.Node, o Options) error {
 	} {
 		n.Labels[k] = v
 	}
-	n.Spec.Taints = []v1.Taint{Taint}
+	for k, v := range o.Labels {
+		n.Labels[k] = v
+	}
+	n.Spec.Taints = append([]v1.Taint(nil), o.Taints...)
 	n.Status.Capacity = capacity
 	n.Status.Allocatable = Allocatable(capacity, o.Reserved...)
 	n.Status.Addresses = []v1.NodeAddress{

@@ -40,6 +40,7 @@ func Generate(in Input) v1.PodStatus {
 	waitReason := defaultWaitingReason(pod)
 	st.InitContainerStatuses = initContainerStatuses(in, waitReason)
 	st.ContainerStatuses = containerStatuses(in, pod.Spec.Containers, waitReason)
+	st.EphemeralContainerStatuses = ephemeralStatuses(in)
 	st.Phase = phase(pod, st.ContainerStatuses, st.InitContainerStatuses, in.Terminal, regularContainerActive(in))
 	capMessages(pod, &st)
 	if sb := in.Runtime.Sandbox(); sb != nil && len(sb.IPs) > 0 {

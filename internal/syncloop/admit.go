@@ -25,6 +25,9 @@ func (l *Loop) admit(p *v1.Pod) admission.Result {
 			return admission.Result{Reason: reason, Message: msg}
 		}
 	}
+	if reason, msg, ok := admitOS(p); !ok {
+		return admission.Result{Reason: reason, Message: msg}
+	}
 	others := l.otherActivePods(p.UID)
 	if l.cfg.Admission != nil {
 		return l.cfg.Admission.Admit(p, others)

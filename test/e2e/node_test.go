@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,44 @@ func TestNodeRegistersReady(t *testing.T) {
 		}
 		return l.Spec.RenewTime.After(first.Spec.RenewTime.Time), nil
 	})
+}
+
+// TestNodeRegistersUntaintedWithLabels: --register-with-taints= registers
+// the node with no taint at all, --node-labels adds to runlet's labels, and
+// the scheduler then places a pod with no toleration there by those labels.
+func TestNodeRegistersUntaintedWithLabels(t *testing.T) {
+	c := framework.Get(t)
+	name := framework.UniqueName(t, "node")
+	rl := framework.StartRunlet(t, framework.RunletOptions{NodeName: name, ExtraArgs: []string{
+		"--register-with-taints=", "--node-labels=runlet.example.com/untainted=" + name + ",zone=z1",
+	}})
+	n := framework.WaitForNodeReady(t, rl.NodeName, 90*time.Second)
+	// the node lifecycle controller taints a new node not-ready until it sees it Ready: wait that out
+	framework.Eventually(t, 60*time.Second, "no taints on node "+name, func() (bool, error) {
+		var err error
+		n, err = c.Client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+		if err == nil && len(n.Spec.Taints) > 0 {
+			err = fmt.Errorf("taints %v", n.Spec.Taints)
+		}
+		return err == nil, err
+	})
+	for k, want := range map[string]string{
+		"runlet.example.com/untainted": name, "zone": "z1", "type": "virtual-kubelet", "kubernetes.io/hostname": name,
+	} {
+		if got := n.Labels[k]; got != want {
+			t.Errorf("label %s = %q, want %q", k, got, want)
+		}
+	}
+
+	ns := framework.Namespace(t)
+	pod := framework.PodFor(rl.NodeName, ns, "no-toleration", framework.Busybox("c", "sleep", "3600"))
+	pod.Spec.Tolerations = nil
+	pod.Spec.NodeSelector = map[string]string{"runlet.example.com/untainted": name}
+	framework.CreatePod(t, pod)
+	got := framework.WaitForPodPhase(t, ns, pod.Name, v1.PodRunning, 90*time.Second)
+	if got.Spec.NodeName != name {
+		t.Errorf("pod scheduled to %q, want %q", got.Spec.NodeName, name)
+	}
 }
 
 func hasTaint(n *v1.Node, key, value string, effect v1.TaintEffect) bool {

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+func TestRegisterWithTaintsFlag(t *testing.T) {
+	def := []v1.Taint{{Key: "virtual-kubelet.io/provider", Value: "runlet", Effect: v1.TaintEffectNoSchedule}}
+	for _, tc := range []struct {
+		args []string
+		want []v1.Taint
+	}{
+		{nil, def},
+		{[]string{"--register-with-taints="}, nil},
+		{[]string{"--register-with-taints", ""}, nil},
+		{[]string{"--register-with-taints=a=b:NoExecute,c:NoSchedule"}, []v1.Taint{
+			{Key: "a", Value: "b", Effect: v1.TaintEffectNoExecute}, {Key: "c", Effect: v1.TaintEffectNoSchedule},
+		}},
+	} {
+		o, err := parseFlags(append([]string{"--nodename", "n"}, tc.args...))
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if !reflect.DeepEqual(o.RegisterWithTaints, tc.want) {
+			t.Errorf("%v: taints %v, want %v", tc.args, o.RegisterWithTaints, tc.want)
+		}
+	}
+	_, err := parseFlags([]string{"--nodename", "n", "--register-with-taints=a=b"})
+	if err == nil || !strings.HasPrefix(err.Error(), "--register-with-taints: invalid taint spec: a=b") {
+		t.Errorf("bad taint: error %v", err)
+	}
+}
+
+func TestNodeLabelsFlag(t *testing.T) {
+	o, err := parseFlags([]string{"--nodename", "n", "--node-labels=zone=a, tier=web", "--node-labels", "empty="})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"zone": "a", "tier": "web", "empty": ""}
+	if !reflect.DeepEqual(o.NodeLabels, want) {
+		t.Errorf("labels %v, want %v", o.NodeLabels, want)
+	}
+	o, err = parseFlags([]string{"--nodename", "n"})
+	if err != nil || len(o.NodeLabels) != 0 {
+		t.Errorf("no --node-labels: %v, %v", o.NodeLabels, err)
+	}
+	_, err = parseFlags([]string{"--nodename", "n", "--node-labels=kubernetes.io/role=x"})
+	if err == nil || !strings.HasPrefix(err.Error(), "--node-labels: unknown 'kubernetes.io'") {
+		t.Errorf("forbidden label: error %v", err)
+	}
+}
