@@ -12,9 +12,6 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
-// version is set at build time.
-var version = "v0.1.0-dev"
-
 func main() {
 	o, err := parseFlags(os.Args[1:])
 	if err != nil {
@@ -22,7 +19,7 @@ func main() {
 		os.Exit(2)
 	}
 	if o.ShowVersion {
-		fmt.Println("runlet", version)
+		fmt.Println(versionString())
 		return
 	}
 	log := newLogger(o.LogLevel)
