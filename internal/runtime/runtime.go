@@ -189,6 +189,12 @@ type HostInfo struct {
 	KernelVersion  string
 	OS             string
 	Arch           string
+	// Remote: the backend runs on another host, so this host's /proc, exit
+	// files and log files say nothing about its containers. CPUs and
+	// MemoryBytes are then the backend host's (0: unknown).
+	Remote      bool
+	CPUs        int
+	MemoryBytes int64
 }
 
 // LogOptions select a slice of a container's log.
