@@ -45,8 +45,18 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	if err != nil {
 		return err
 	}
+	metricsListener, err := listenEarly(o)
+	if err != nil {
+		return err
+	}
+	if metricsListener != nil {
+		defer metricsListener.Close()
+	}
 	client, err := newClient(o)
 	if err != nil {
+		return err
+	}
+	if err := checkNodeName(ctx, client.CoreV1().Nodes(), o.NodeName); err != nil {
 		return err
 	}
 	shutdownTracing, err := telemetry.SetupTracing(ctx, o.NodeName, version)
@@ -57,6 +67,7 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 
 	backend, err := podman.New(ctx, podman.Options{
 		Socket: o.PodmanSocket, Owner: o.NodeName, Observe: telemetry.ObserveRuntimeOperation,
+		SSH:  podman.SSHConfig{IdentityFile: o.PodmanIdentity, KnownHostsFile: o.PodmanKnownHosts},
 		Logf: log.WithField("component", "podman").Infof,
 	})
 	if err != nil {
@@ -69,13 +80,16 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	}
 	log.WithFields(logrus.Fields{"runtime": host.RuntimeName + " " + host.RuntimeVersion, "oci": host.OCIRuntime,
 		"cgroup": host.CgroupVersion}).Info("container backend ready")
+	for _, l := range backend.RemoteLimitations() {
+		log.WithField("podman", o.PodmanSocket).Warn("remote podman: " + l)
+	}
 
 	recorder, stopEvents := newRecorder(client, o.NodeName)
 	defer stopEvents()
 	core := newCore(ctx, o, client, backend, host, recorder, nodeIP, log)
 
-	if o.MetricsAddr != "" {
-		go serveMetrics(ctx, o.MetricsAddr, log)
+	if metricsListener != nil {
+		go serveMetrics(ctx, metricsListener, healthChecks(client, backend, core), log)
 	}
 	return runNode(ctx, o, client, core, host, nodeIP, recorder, log)
 }
@@ -142,6 +156,7 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		err := nodeinfo.Fill(pc.Node, nodeinfo.Options{
 			Name: o.NodeName, InternalIP: nodeIP, KubeletPort: o.KubeletPort, MaxPods: o.MaxPods,
 			StoragePath: storagePath(o.RootDir), Version: kubeletVersion(), Host: host,
+			Labels: o.NodeLabels, Taints: o.taints,
 		})
 		if err != nil {
 			return nil, nil, err

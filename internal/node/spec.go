@@ -29,6 +29,9 @@ type Options struct {
 	StoragePath string
 	Version     string
 	Host        runtime.HostInfo
+	// Labels and Taints are added to runlet's own; runlet's labels win.
+	Labels map[string]string
+	Taints []v1.Taint
 }
 
 // Fill writes the node's spec and status into n (the framework's template).
@@ -40,6 +43,9 @@ func Fill(n *v1.Node, o Options) error {
 	if n.Labels == nil {
 		n.Labels = map[string]string{}
 	}
+	for k, v := range o.Labels {
+		n.Labels[k] = v
+	}
 	for k, v := range map[string]string{
 		"type":                   "virtual-kubelet",
 		"kubernetes.io/role":     "agent",
@@ -50,6 +56,11 @@ func Fill(n *v1.Node, o Options) error {
 		n.Labels[k] = v
 	}
 	n.Spec.Taints = []v1.Taint{Taint}
+	for _, t := range o.Taints {
+		if t.Key != Taint.Key || t.Effect != Taint.Effect {
+			n.Spec.Taints = append(n.Spec.Taints, t)
+		}
+	}
 	n.Status.Capacity = capacity
 	n.Status.Allocatable = capacity.DeepCopy()
 	n.Status.Addresses = []v1.NodeAddress{
@@ -77,8 +88,13 @@ func Capacity(o Options) (v1.ResourceList, error) {
 	if err := unix.Statfs(path, &st); err != nil {
 		return nil, fmt.Errorf("statfs %s: %w", path, err)
 	}
+	cpus := int64(goruntime.NumCPU())
+	if o.Host.Remote && o.Host.CPUs > 0 && o.Host.MemoryBytes > 0 {
+		// Pods run on the backend's host: schedule against its size.
+		cpus, mem = int64(o.Host.CPUs), o.Host.MemoryBytes
+	}
 	return v1.ResourceList{
-		v1.ResourceCPU:              *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
+		v1.ResourceCPU:              *resource.NewQuantity(cpus, resource.DecimalSI),
 		v1.ResourceMemory:           *resource.NewQuantity(mem, resource.BinarySI),
 		v1.ResourceEphemeralStorage: *resource.NewQuantity(int64(st.Blocks)*st.Bsize, resource.BinarySI),
 		v1.ResourcePods:             *resource.NewQuantity(int64(o.MaxPods), resource.DecimalSI),
