@@ -229,6 +229,9 @@ func TestDefaultsAreHostModeOnTheHostsPodman(t *testing.T) {
 	mounts := map[string]string{}
 	for _, m := range c.VolumeMounts {
 		mounts[m.Name] = m.MountPath
+		if m.Name == "state" && (m.MountPropagation == nil || *m.MountPropagation != v1.MountPropagationBidirectional) {
+			t.Error("the state dir is not mounted Bidirectional: tmpfs volumes runlet mounts there would not reach podman")
+		}
 	}
 	for _, v := range spec.Volumes {
 		if v.HostPath == nil || mounts[v.Name] != v.HostPath.Path {

@@ -31,6 +31,7 @@ func TestHelmInstall(t *testing.T) {
 	image := framework.MakeImage(t)
 	checkImage(t, image)
 	framework.HostPodman(t)
+	framework.SharedHostDir(t, hostStateDir)
 	ns := framework.Namespace(t)
 	values := pinValues(t, a.NodeName)
 
@@ -79,6 +80,9 @@ func TestHelmInstall(t *testing.T) {
 	}
 	checkLogsAndExec(t, ns, other, relC)
 }
+
+// hostStateDir is the chart's stateDir: each node's state is in <stateDir>/<node> on the host.
+const hostStateDir = "/var/lib/runlet"
 
 // checkImage: make image stamped the version and the commit, in the labels and in the binary.
 func checkImage(t *testing.T, image string) {
@@ -134,7 +138,8 @@ func uninstallLeftovers(t *testing.T, c *framework.Cluster, ns, release string) 
 	if n := framework.RemovePodmanOwnedBy(release); n > 0 {
 		t.Logf("cleanup: removed %d podman objects of node %s", n, release)
 	}
-	_ = os.RemoveAll(filepath.Join("/var/lib/runlet", release)) // the chart's stateDir on this host
+	framework.UnmountUnder(filepath.Join(hostStateDir, release))
+	_ = os.RemoveAll(filepath.Join(hostStateDir, release))
 }
 
 func runletPods(t *testing.T, ns, release string) []v1.Pod {
@@ -243,6 +248,11 @@ func checkLogsAndExec(t *testing.T, ns, pod, node string) {
 	out, err := framework.KubectlE("exec", "--namespace", ns, pod, "--", "sh", "-c", "echo exec-$((6*7))")
 	if err != nil || strings.TrimSpace(out) != "exec-42" {
 		t.Errorf("kubectl exec %s: %q, %v (logs were %q)", pod, out, err, logs)
+	}
+	// The token volume is a tmpfs runlet mounts in its own container: it reaches podman on the host
+	// through the state dir's Bidirectional mount.
+	if out, err := framework.KubectlE("exec", "--namespace", ns, pod, "--", "cat", "/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err != nil || out != ns {
+		t.Errorf("service account token volume of %s: %q, %v; want the namespace %s", pod, out, err, ns)
 	}
 	p, err := framework.Get(t).Client.CoreV1().Pods(ns).Get(context.Background(), pod, metav1.GetOptions{})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -140,4 +141,73 @@ func PodmanPodsOwnedBy(t testing.TB, node string) []PodmanPod {
 // RemovePodmanOwnedBy force-removes what podman still holds for a node and says how much there was.
 func RemovePodmanOwnedBy(node string) int {
 	return removePodmanObjects("label=" + LabelOwner + "=" + node)
+}
+
+// SharedHostDir makes dir a shared mount for the rest of the test, as a host set up for a kubelet in a
+// container has it (systemd makes / shared; this kind of machine's / is private): mounts made below it
+// inside a container with Bidirectional propagation then reach the host, and podman. Unless dir is
+// already a shared mount point, it is bind-mounted onto itself and made shared, and that is undone at
+// cleanup.
+func SharedHostDir(t testing.TB, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if sharedMountPoint(dir) {
+		return
+	}
+	if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
+		t.Fatalf("bind-mount %s: %v", dir, err)
+	}
+	if err := syscall.Mount("", dir, "", syscall.MS_SHARED, ""); err != nil {
+		_ = syscall.Unmount(dir, syscall.MNT_DETACH)
+		t.Fatalf("make %s shared: %v", dir, err)
+	}
+	t.Cleanup(func() {
+		UnmountUnder(dir)
+		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+			t.Logf("unmount %s: %v", dir, err)
+		}
+	})
+}
+
+// sharedMountPoint reports whether dir is a mount point with shared propagation.
+func sharedMountPoint(dir string) bool {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		pre, _, _ := strings.Cut(line, " - ")
+		f := strings.Fields(pre)
+		if len(f) > 6 && f[4] == dir {
+			for _, opt := range f[6:] {
+				if strings.HasPrefix(opt, "shared:") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// UnmountUnder detaches every mount below dir (not dir itself), deepest first: what a runlet that
+// is gone left there (pods' tmpfs volumes), so that the directory can be removed.
+func UnmountUnder(dir string) {
+	b, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return
+	}
+	var points []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], dir+"/") {
+			points = append(points, f[1])
+		}
+	}
+	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
+	for _, p := range points {
+		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil {
+			logf("unmount %s: %v", p, err)
+		}
+	}
 }
