@@ -165,6 +165,10 @@ func checkRunletPod(t *testing.T, ns, release, nodeA string) {
 		t.Fatalf("runlet pod %s: node %q phase %s; want Running on %s\n%s", p.Name, p.Spec.NodeName, p.Status.Phase, nodeA,
 			framework.DescribePod(ns, p.Name))
 	}
+	// Least-privilege RBAC must still be enough: nothing runlet asked the API was refused.
+	if logs, err := framework.KubectlE("logs", "--namespace", ns, p.Name); err != nil || strings.Contains(logs, "forbidden") {
+		t.Errorf("runlet pod %s's log (%v) has refused API requests:\n%s", p.Name, err, grepLines(logs, "forbidden"))
+	}
 	for _, cs := range p.Status.ContainerStatuses {
 		if cs.RestartCount > 0 {
 			logs, _ := framework.KubectlE("logs", "--namespace", ns, p.Name, "--previous", "--tail", "30")
@@ -265,4 +269,14 @@ func checkLogsAndExec(t *testing.T, ns, pod, node string) {
 	if !owned {
 		t.Errorf("pod %s has no podman container owned by node %s", pod, node)
 	}
+}
+
+func grepLines(text, word string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, word) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
