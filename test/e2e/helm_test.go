@@ -39,7 +39,7 @@ func TestHelmInstall(t *testing.T) {
 	relB := framework.UniqueName(t, "b")
 	install(t, c, ns, relB, values)
 	// 4. the runlet pod registers node B (named after the release)
-	nodeB := framework.WaitForNodeReady(t, relB, 3*time.Minute)
+	nodeB := waitForReleaseNode(t, ns, relB)
 	checkRunletPod(t, ns, relB, a.NodeName)
 
 	// 5. a Deployment scheduled onto B through its hostname label and the toleration
@@ -50,7 +50,7 @@ func TestHelmInstall(t *testing.T) {
 	// 7. a second release beside the first: its own node, ports and state, nothing shared
 	relC := framework.UniqueName(t, "c")
 	install(t, c, ns, relC, values)
-	nodeC := framework.WaitForNodeReady(t, relC, 3*time.Minute)
+	nodeC := waitForReleaseNode(t, ns, relC)
 	portB, portC := nodeB.Status.DaemonEndpoints.KubeletEndpoint.Port, nodeC.Status.DaemonEndpoints.KubeletEndpoint.Port
 	if portB == portC {
 		t.Errorf("both nodes serve the kubelet API on port %d", portB)
@@ -140,6 +140,30 @@ func uninstallLeftovers(t *testing.T, c *framework.Cluster, ns, release string) 
 	}
 	framework.UnmountUnder(filepath.Join(hostStateDir, release))
 	_ = os.RemoveAll(filepath.Join(hostStateDir, release))
+}
+
+// waitForReleaseNode waits for the release's runlet pod to register its node, Ready; when it does not,
+// the pod's state and log say why.
+func waitForReleaseNode(t *testing.T, ns, release string) *v1.Node {
+	t.Helper()
+	c := framework.Get(t)
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		n, err := c.Client.CoreV1().Nodes().Get(context.Background(), release, metav1.GetOptions{})
+		if err == nil && framework.NodeReady(n) {
+			return n
+		}
+		if time.Now().After(deadline) {
+			var why strings.Builder
+			for _, p := range runletPods(t, ns, release) {
+				why.WriteString(framework.DescribePod(ns, p.Name))
+				logs, _ := framework.KubectlE("logs", "--namespace", ns, p.Name, "--tail", "30")
+				why.WriteString("\n--- log:\n" + logs)
+			}
+			t.Fatalf("node %s of release %s not Ready after 3m (%v); its runlet pod:\n%s", release, release, err, why.String())
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 func runletPods(t *testing.T, ns, release string) []v1.Pod {

@@ -224,8 +224,12 @@ func (b *Backend) detect(ctx context.Context) error {
 }
 
 func (b *Backend) logStartup() {
+	where := b.client.Socket() // a local socket by its path, as before
+	if where == "" {
+		where = b.client.Endpoint().String()
+	}
 	b.opts.Logf("podman %s at %s: cgroup %s, OCI runtime %s (service default %s), rlimits %v from %s (CAP_SYS_RESOURCE=%v)",
-		b.host.RuntimeVersion, b.client.Endpoint(), b.host.CgroupVersion, b.ociRuntime,
+		b.host.RuntimeVersion, where, b.host.CgroupVersion, b.ociRuntime,
 		b.info.Host.OCIRuntime.Name, b.rlimits, b.limits.Source, b.limits.CapSysResource)
 }
 
