@@ -7,13 +7,25 @@ STATICCHECK_VERSION ?= v0.8.2
 E2E_TIMEOUT ?= 30m
 # unit tests: every package but the end-to-end ones
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/test/e2e')
+# stamped into the binary (runlet --version) and the image: the chart's appVersion and the git commit
+VERSION ?= $(shell awk -F'"' '/^appVersion:/ {print $$2}' charts/runlet/Chart.yaml)
+COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+LDFLAGS = -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build run stop test test-unit test-e2e deps cp bench conformance lint clean
+.PHONY: all build image manifests run stop test test-unit test-e2e deps cp bench conformance lint clean
 
 all: build
 
 build:
-	$(GO) build -o bin/runlet ./cmd/runlet
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/runlet ./cmd/runlet
+
+## image: the runlet image, with podman and no registry (hack/image.sh; IMAGE, BASE_IMAGE to change)
+image:
+	VERSION=$(VERSION) COMMIT=$(COMMIT) bash hack/image.sh
+
+## manifests: deploy/runlet.yaml, rendered from the chart (hack/manifests.sh)
+manifests: cp
+	bash hack/manifests.sh > deploy/runlet.yaml
 
 ## run: deps, build, control plane, podman and a runlet node, left running (stop: make stop)
 run:
@@ -48,11 +60,13 @@ bench: deps cp
 conformance:
 	bash hack/conformance/run.sh
 
-lint:
+# lint needs helm, built with the control plane (cp)
+lint: cp
 	@out=$$(find . -name '*.go' -not -path './.git/*' -not -path './.run/*' -not -path './hack/cp-modules/*' | xargs -r gofmt -l); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	bash hack/chart-lint.sh
 
 ## clean: stop everything `make run` started, remove its node's podman pods, bin/ and .run/
 clean:

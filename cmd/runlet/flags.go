@@ -52,6 +52,9 @@ type options struct {
 	// names, applied when the node registers.
 	RegisterWithTaints []v1.Taint
 	NodeLabels         map[string]string
+	// PodmanIdentity and PodmanKnownHosts authenticate an ssh:// --podman-socket.
+	PodmanIdentity   string
+	PodmanKnownHosts string
 
 	// BootstrapServingCert is the kubelet's --rotate-server-certificates.
 	BootstrapServingCert bool
@@ -71,18 +74,20 @@ func parseFlags(args []string) (*options, error) {
 	var taints string
 	fs := pflag.NewFlagSet("runlet", pflag.ContinueOnError)
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file; empty means in-cluster config")
-	fs.StringVar(&o.NodeName, "nodename", host, "name of the node to register")
-	fs.Int32Var(&o.KubeletPort, "kubelet-port", 10250, "port of the kubelet API (logs, exec, stats)")
+	fs.StringVar(&o.NodeName, "nodename", defaultNodeName(host), "name of the node to register; never the host's own node name")
+	fs.Int32Var(&o.KubeletPort, "kubelet-port", defaultKubeletPort, "port of the kubelet API (logs, exec, stats); not the kubelet's 10250, so both fit on one host")
 	fs.StringVar(&o.Address, "address", "0.0.0.0", "IP address the kubelet API listens on")
 	fs.StringVar(&o.NodeIP, "node-ip", "", "IP address of the node (InternalIP); default: the first non-loopback address")
-	fs.StringVar(&o.PodmanSocket, "podman-socket", "", "libpod socket; empty: the standard socket, or a private podman service runlet starts")
+	fs.StringVar(&o.PodmanSocket, "podman-socket", "", "libpod socket: a path or unix:///path, tcp://host:port, ssh://user@host[:port]/path/to/podman.sock; empty: the standard socket, or a private podman service runlet starts")
+	fs.StringVar(&o.PodmanIdentity, "podman-identity", os.Getenv("CONTAINER_SSHKEY"), "private key for an ssh:// --podman-socket (default $CONTAINER_SSHKEY; else the ssh agent at $SSH_AUTH_SOCK)")
+	fs.StringVar(&o.PodmanKnownHosts, "podman-known-hosts", defaultKnownHosts(), "known_hosts file that verifies the host key of an ssh:// --podman-socket")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", "", "serving certificate of the kubelet API; empty: self-signed")
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", "", "private key of --tls-cert-file")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", "", "CA bundle that verifies client certificates (e.g. the apiserver's)")
 	fs.IntVar(&o.MaxPods, "max-pods", 110, "number of pods the node can run")
 	fs.StringVar(&o.RootDir, "root-dir", "/var/lib/runlet", "directory for runlet's state")
-	fs.StringVar(&o.MetricsAddr, "metrics-addr", ":10255", "address of runlet's own Prometheus /metrics; empty disables it")
+	fs.StringVar(&o.MetricsAddr, "metrics-addr", defaultMetricsAddr, "address of runlet's own Prometheus /metrics and /healthz; empty disables both")
 	fs.StringVar(&o.PodManifestPath, "pod-manifest-path", "", "directory of static pod manifests")
 	fs.StringVar(&o.ManifestURL, "manifest-url", "", "URL serving a Pod or PodList of static pods")
 	fs.StringArrayVar(&o.ManifestURLHeader, "manifest-url-header", nil, "HTTP header for --manifest-url, 'Key:Value' (repeatable)")
@@ -121,6 +126,9 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.NodeName == "" {
 		return nil, fmt.Errorf("--nodename is required")
+	}
+	if err := o.validateNode(); err != nil {
+		return nil, err
 	}
 	if o.AuthorizationMode != "Webhook" && o.AuthorizationMode != "AlwaysAllow" {
 		return nil, fmt.Errorf("--authorization-mode must be Webhook or AlwaysAllow, not %q", o.AuthorizationMode)

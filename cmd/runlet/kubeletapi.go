@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync/atomic"
+	"time"
 
 	"github.com/runlet/runlet/internal/kubeletserver"
 	"github.com/runlet/runlet/internal/poddir"
@@ -41,9 +44,36 @@ func kubeletAuth(ctx context.Context, o *options, client kubernetes.Interface, h
 	if !webhook {
 		log.Warn("--authorization-mode=AlwaysAllow: the kubelet API accepts every request without authentication")
 	}
-	return kubeletserver.Handler(ctx, client, o.NodeName, kubeletserver.AuthOptions{
-		Webhook: webhook, TokenWebhook: o.AuthWebhook, ClientCAFile: o.ClientCAFile,
-	}, h)
+	opts := kubeletserver.AuthOptions{Webhook: webhook, TokenWebhook: o.AuthWebhook, ClientCAFile: o.ClientCAFile}
+	if webhook {
+		log.WithField("clientCA", kubeletserver.ClientCASource(o.ClientCAFile)).Info("kubelet API verifies client certificates against this CA")
+		if o.ClientCAFile == "" {
+			opts.OnClientCAChange = clusterCAWatch(ctx, log)
+		}
+	}
+	return kubeletserver.Handler(ctx, client, o.NodeName, opts, h)
+}
+
+// clusterCAWatch logs each client CA read from the cluster, and warns when
+// none has been read a while after the start: until then the apiserver's
+// `kubectl logs` and `exec` get 401.
+func clusterCAWatch(ctx context.Context, log *logrus.Entry) func([]byte) {
+	var seen atomic.Bool
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-time.After(30 * time.Second):
+			if !seen.Load() {
+				log.Warnf("no client CA read from %s yet: client certificates (the apiserver's kubectl logs/exec) are refused; "+
+					"check that runlet may read that ConfigMap, or give --client-ca-file", kubeletserver.ClientCASource(""))
+			}
+		}
+	}()
+	return func(bundle []byte) {
+		seen.Store(true)
+		log.WithFields(logrus.Fields{"source": kubeletserver.ClientCASource(""), "certificates": bytes.Count(bundle, []byte("BEGIN CERTIFICATE"))}).
+			Info("client CA read from the cluster")
+	}
 }
 
 // newStats measures runlet's root dir as the node filesystem and podman's

@@ -12,17 +12,17 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
-// version is set at build time.
-var version = "v0.1.0-dev"
-
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "uninstall" {
+		os.Exit(uninstallMain(os.Args[2:]))
+	}
 	o, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "runlet:", err)
 		os.Exit(2)
 	}
 	if o.ShowVersion {
-		fmt.Println("runlet", version)
+		fmt.Println(versionString())
 		return
 	}
 	log := newLogger(o.LogLevel)

@@ -52,8 +52,18 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	if err != nil {
 		return err
 	}
+	metricsListener, err := listenEarly(o)
+	if err != nil {
+		return err
+	}
+	if metricsListener != nil {
+		defer metricsListener.Close()
+	}
 	client, err := newClient(o)
 	if err != nil {
+		return err
+	}
+	if err := checkNodeName(ctx, client.CoreV1().Nodes(), o.NodeName); err != nil {
 		return err
 	}
 	shutdownTracing, err := telemetry.SetupTracing(ctx, o.NodeName, version)
@@ -64,6 +74,7 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 
 	backend, err := podman.New(ctx, podman.Options{
 		Socket: o.PodmanSocket, Owner: o.NodeName, Observe: telemetry.ObserveRuntimeOperation,
+		SSH:  podman.SSHConfig{IdentityFile: o.PodmanIdentity, KnownHostsFile: o.PodmanKnownHosts},
 		Logf: log.WithField("component", "podman").Infof,
 	})
 	if err != nil {
@@ -76,6 +87,9 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	}
 	log.WithFields(logrus.Fields{"runtime": host.RuntimeName + " " + host.RuntimeVersion, "oci": host.OCIRuntime,
 		"cgroup": host.CgroupVersion}).Info("container backend ready")
+	for _, l := range backend.RemoteLimitations() {
+		log.WithField("podman", o.PodmanSocket).Warn("remote podman: " + l)
+	}
 
 	res, err := newNodeResources(o, log)
 	if err != nil {
@@ -95,8 +109,8 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 		return err
 	}
 	go rotation.Run(ctx)
-	if o.MetricsAddr != "" {
-		go serveMetrics(ctx, o.MetricsAddr, log)
+	if metricsListener != nil {
+		go serveMetrics(ctx, metricsListener, healthChecks(client, backend, core), log)
 	}
 	return runNode(ctx, o, client, core, host, nodeIP, recorder, log, res)
 }

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
-	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/kubernetes"
 )
@@ -25,8 +24,12 @@ type AuthOptions struct {
 	// (--authentication-token-webhook).
 	TokenWebhook bool
 	// ClientCAFile verifies client certificates; it is re-read when it
-	// changes, as the kubelet does.
+	// changes, as the kubelet does. Empty: the apiserver's client CA, read
+	// from kube-system/extension-apiserver-authentication and followed.
 	ClientCAFile string
+	// OnClientCAChange, if set, is told each CA bundle read from the
+	// cluster (the first one included).
+	OnClientCAChange func(bundle []byte)
 }
 
 // Cache lifetimes are the kubelet's defaults (KubeletConfiguration v1beta1).
@@ -68,17 +71,11 @@ func newAuthenticator(ctx context.Context, client kubernetes.Interface, o AuthOp
 	if o.TokenWebhook {
 		cfg.TokenAccessReviewClient = client.AuthenticationV1()
 	}
-	if o.ClientCAFile != "" {
-		ca, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca", o.ClientCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("--client-ca-file: %w", err)
-		}
-		go ca.Run(ctx, 1)
-		cfg.ClientCertificateCAContentProvider = ca
+	ca, err := clientCA(ctx, client, o)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.TokenAccessReviewClient == nil && cfg.ClientCertificateCAContentProvider == nil {
-		return nil, fmt.Errorf("no way to authenticate kubelet API clients: give --client-ca-file or --authentication-token-webhook")
-	}
+	cfg.ClientCertificateCAContentProvider = ca
 	authn, _, err := cfg.New()
 	return authn, err
 }

@@ -36,6 +36,10 @@ type Options struct {
 	Labels map[string]string
 }
 
+// RegisteredByAnnotation marks a Node runlet registered, tainted or not, so
+// that runlet never takes over a kubelet's node of the same name.
+const RegisteredByAnnotation = "runlet.dev/registered-by"
+
 // Fill writes the node's spec and status into n (the framework's template).
 func Fill(n *v1.Node, o Options) error {
 	capacity, err := Capacity(o)
@@ -45,6 +49,10 @@ func Fill(n *v1.Node, o Options) error {
 	if n.Labels == nil {
 		n.Labels = map[string]string{}
 	}
+	if n.Annotations == nil {
+		n.Annotations = map[string]string{}
+	}
+	n.Annotations[RegisteredByAnnotation] = "runlet"
 	for k, v := range map[string]string{
 		"type":                   "virtual-kubelet",
 		"kubernetes.io/role":     "agent",
@@ -85,8 +93,13 @@ func Capacity(o Options) (v1.ResourceList, error) {
 	if err := unix.Statfs(path, &st); err != nil {
 		return nil, fmt.Errorf("statfs %s: %w", path, err)
 	}
+	cpus := int64(goruntime.NumCPU())
+	if o.Host.Remote && o.Host.CPUs > 0 && o.Host.MemoryBytes > 0 {
+		// Pods run on the backend's host: schedule against its size.
+		cpus, mem = int64(o.Host.CPUs), o.Host.MemoryBytes
+	}
 	return v1.ResourceList{
-		v1.ResourceCPU:              *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
+		v1.ResourceCPU:              *resource.NewQuantity(cpus, resource.DecimalSI),
 		v1.ResourceMemory:           *resource.NewQuantity(mem, resource.BinarySI),
 		v1.ResourceEphemeralStorage: *resource.NewQuantity(int64(st.Blocks)*st.Bsize, resource.BinarySI),
 		v1.ResourcePods:             *resource.NewQuantity(int64(o.MaxPods), resource.DecimalSI),

@@ -253,6 +253,12 @@ type HostInfo struct {
 	// StorageRoot is where the backend keeps images and containers'
 	// writable layers (podman's graph root): the image filesystem.
 	StorageRoot string
+	// Remote: the backend runs on another host, so this host's /proc, exit
+	// files and log files say nothing about its containers. CPUs and
+	// MemoryBytes are then the backend host's (0: unknown).
+	Remote      bool
+	CPUs        int
+	MemoryBytes int64
 }
 
 // LogOptions select a slice of a container's log.

@@ -13,10 +13,12 @@ import (
 
 // Options configure New.
 type Options struct {
-	// Socket is the libpod socket path ("unix://" prefix optional). Empty:
-	// the standard socket when it answers, else a private service that the
-	// backend starts and stops itself.
+	// Socket is the libpod socket: a path, or a unix://, tcp:// or ssh://
+	// URL (see Endpoint). Empty: the standard socket when it answers, else
+	// a private service that the backend starts and stops itself.
 	Socket string
+	// SSH authenticates an ssh:// Socket.
+	SSH SSHConfig
 	// PrivateService starts a private service even when the standard socket
 	// answers (tests, or to keep runlet's settings apart from the host's).
 	PrivateService bool
@@ -49,6 +51,7 @@ type Backend struct {
 	info       Info
 	host       runtime.HostInfo
 	ociRuntime string
+	remote     bool // the service runs on another host
 	limits     hostLimits
 	rlimits    []RLimit
 	cg         cgroupHost
@@ -110,14 +113,28 @@ func pingable(ctx context.Context, sock string) bool {
 // runtime and rlimits of its containers, but not of the pods' infra
 // containers (see CreateSandbox for the hint given when those fail).
 func (b *Backend) useSocket(ctx context.Context, sock string) error {
-	b.client = NewClient(sock).WithObserver(b.opts.Observe)
+	ep, err := ParseEndpoint(sock)
+	if err != nil {
+		return err
+	}
+	c, err := Connect(ep, b.opts.SSH)
+	if err != nil {
+		return err
+	}
+	b.client, b.remote = c.WithObserver(b.opts.Observe), !ep.Local()
 	if err := b.client.waitReady(ctx, 5*time.Second); err != nil {
 		return err
 	}
 	if err := b.detect(ctx); err != nil {
 		return err
 	}
-	b.limits = serviceLimits(b.client.Socket())
+	if b.remote {
+		// The service's limits cannot be read from here; a remote host is
+		// taken to be set up for its own podman, whose defaults then work.
+		b.limits = hostLimits{CapSysResource: true, Source: "podman's defaults (remote service)"}
+	} else {
+		b.limits = serviceLimits(b.client.Socket())
+	}
 	b.rlimits = b.limits.rlimits()
 	b.logStartup()
 	return nil
@@ -194,7 +211,7 @@ func (b *Backend) detect(ctx context.Context) error {
 		return err
 	}
 	b.info = info
-	b.ociRuntime = chooseOCIRuntime(info, b.opts.OCIRuntime)
+	b.ociRuntime = chooseOCIRuntime(info, b.opts.OCIRuntime, !b.remote)
 	b.cg = detectCgroups(info.Host.CgroupVersion)
 	b.ooms = newOOMRecorder(b.cg)
 	b.host = runtime.HostInfo{
@@ -207,13 +224,20 @@ func (b *Backend) detect(ctx context.Context) error {
 		OS:             info.Host.OS,
 		Arch:           info.Host.Arch,
 		StorageRoot:    info.Store.GraphRoot,
+		Remote:         b.remote,
+		CPUs:           info.Host.CPUs,
+		MemoryBytes:    info.Host.MemTotal,
 	}
 	return nil
 }
 
 func (b *Backend) logStartup() {
+	where := b.client.Socket() // a local socket by its path, as before
+	if where == "" {
+		where = b.client.Endpoint().String()
+	}
 	b.opts.Logf("podman %s at %s: cgroup %s, OCI runtime %s (service default %s), rlimits %v from %s (CAP_SYS_RESOURCE=%v)",
-		b.host.RuntimeVersion, b.client.Socket(), b.host.CgroupVersion, b.ociRuntime,
+		b.host.RuntimeVersion, where, b.host.CgroupVersion, b.ociRuntime,
 		b.info.Host.OCIRuntime.Name, b.rlimits, b.limits.Source, b.limits.CapSysResource)
 }
 
@@ -295,6 +319,9 @@ func (b *Backend) Close() error {
 	b.mu.Unlock()
 	if stopOOMs != nil {
 		stopOOMs()
+	}
+	if b.client != nil {
+		_ = b.client.Close()
 	}
 	if svc == nil {
 		return nil

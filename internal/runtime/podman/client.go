@@ -20,12 +20,14 @@ import (
 // serving old version prefixes, so one prefix covers both.
 const apiPrefix = "/v4.0.0/libpod"
 
-// Client is a small libpod REST client over a unix socket. It is exported so
-// that tools (benchmarks, e2e tests) can talk to podman exactly as runlet does.
+// Client is a small libpod REST client over a unix socket, TCP or ssh. It is
+// exported so that tools (benchmarks, e2e tests) can talk to podman exactly
+// as runlet does.
 type Client struct {
-	socket  string
-	http    *http.Client
-	observe Observer
+	endpoint Endpoint
+	dialer   dialer
+	http     *http.Client
+	observe  Observer
 }
 
 // Observer is told how long each request took until podman answered, by
@@ -43,21 +45,51 @@ func (c *Client) WithObserver(o Observer) *Client {
 // accepted). It does not dial.
 func NewClient(socket string) *Client {
 	socket = strings.TrimPrefix(socket, "unix://")
+	return newClient(Endpoint{Scheme: "unix", Path: socket}, netDialer{"unix", socket})
+}
+
+// Connect returns a client for any endpoint; ssh needs sc. It does not dial.
+func Connect(ep Endpoint, sc SSHConfig) (*Client, error) {
+	switch ep.Scheme {
+	case "unix":
+		return NewClient(ep.Path), nil
+	case "tcp":
+		return newClient(ep, netDialer{"tcp", ep.Host}), nil
+	case "ssh":
+		d, err := newSSHDialer(ep, sc)
+		if err != nil {
+			return nil, err
+		}
+		return newClient(ep, d), nil
+	default:
+		return nil, fmt.Errorf("podman endpoint %q: unknown scheme", ep.Scheme)
+	}
+}
+
+func newClient(ep Endpoint, d dialer) *Client {
 	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		},
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return d.DialContext(ctx) },
 		// A fresh dial per request costs microseconds on a unix socket and
 		// means a restarted podman service is picked up without stale
 		// keep-alive connections failing the next non-idempotent POST.
 		DisableKeepAlives: true,
 	}
-	return &Client{socket: socket, http: &http.Client{Transport: tr}}
+	return &Client{endpoint: ep, dialer: d, http: &http.Client{Transport: tr}}
 }
 
-// Socket is the socket path the client dials.
-func (c *Client) Socket() string { return c.socket }
+// Socket is the local socket path the client dials ("" when it is remote).
+func (c *Client) Socket() string {
+	if c.endpoint.Local() {
+		return c.endpoint.Path
+	}
+	return ""
+}
+
+// Endpoint is where the client connects.
+func (c *Client) Endpoint() Endpoint { return c.endpoint }
+
+// Close ends a connection the client keeps (ssh); requests fail afterwards.
+func (c *Client) Close() error { return c.dialer.Close() }
 
 // APIError is an error answer from podman, carrying its own words.
 type APIError struct {
@@ -217,8 +249,12 @@ func (c *Client) waitReady(ctx context.Context, timeout time.Duration) error {
 		if err == nil {
 			return nil
 		}
+		var permanent permanentError
+		if errors.As(err, &permanent) {
+			return fmt.Errorf("podman service at %s: %w", c.endpoint, err)
+		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("podman service at %s not ready after %s: %w", c.socket, timeout, err)
+			return fmt.Errorf("podman service at %s not ready after %s: %w", c.endpoint, timeout, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

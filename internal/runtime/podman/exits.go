@@ -31,6 +31,9 @@ var containerIDName = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // returns false when no exit directory can be watched (podman on another
 // host, or runlet in a container without it); events alone then serve.
 func (b *Backend) watchExits(ctx context.Context, ch chan<- runtime.Event) (func(), bool) {
+	if b.remote {
+		return nil, false // this host's exit directory belongs to another podman
+	}
 	dir := b.exitsDir(ctx)
 	if dir == "" {
 		return nil, false

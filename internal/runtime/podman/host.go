@@ -165,12 +165,15 @@ func readOOMScoreAdj(path string) int {
 // cgroup v1 hosts with a cgroup2 hierarchy mounted too ("cgroups in hybrid
 // mode not supported"), and podman reports such hosts as "v1"; runc handles
 // every v1 layout, so it is preferred there when installed.
-func chooseOCIRuntime(info Info, override string) string {
+//
+// Which binaries a remote host has cannot be seen from here: its default is
+// kept.
+func chooseOCIRuntime(info Info, override string, local bool) string {
 	if override != "" {
 		return override
 	}
 	def := info.Host.OCIRuntime.Name
-	if info.Host.CgroupVersion == "v1" && def != "runc" {
+	if local && info.Host.CgroupVersion == "v1" && def != "runc" {
 		if haveBinary("runc") {
 			return "runc"
 		}

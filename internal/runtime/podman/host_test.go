@@ -57,15 +57,18 @@ func TestChooseOCIRuntime(t *testing.T) {
 	var v1, v2 Info
 	v1.Host.CgroupVersion, v1.Host.OCIRuntime.Name = "v1", "crun"
 	v2.Host.CgroupVersion, v2.Host.OCIRuntime.Name = "v2", "crun"
-	if got := chooseOCIRuntime(v2, ""); got != "crun" {
+	if got := chooseOCIRuntime(v2, "", true); got != "crun" {
 		t.Errorf("cgroup v2: %s; want the service default crun", got)
 	}
-	if got := chooseOCIRuntime(v1, "kata"); got != "kata" {
+	if got := chooseOCIRuntime(v1, "kata", true); got != "kata" {
 		t.Errorf("override: %s", got)
 	}
 	if haveBinary("runc") {
-		if got := chooseOCIRuntime(v1, ""); got != "runc" {
+		if got := chooseOCIRuntime(v1, "", true); got != "runc" {
 			t.Errorf("cgroup v1 with runc installed: %s; want runc", got)
 		}
+	}
+	if got := chooseOCIRuntime(v1, "", false); got != "crun" {
+		t.Errorf("remote service: %s; want its own default, whatever this host has installed", got)
 	}
 }

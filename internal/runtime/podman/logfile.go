@@ -16,6 +16,9 @@ import (
 // storage, e.g. when it runs in a container), so the caller falls back to
 // the API.
 func (b *Backend) logFileLogs(ctx context.Context, id string, opts runtime.LogOptions, stdout, stderr io.Writer) (bool, error) {
+	if b.remote {
+		return false, nil
+	}
 	ic, err := b.client.InspectContainer(ctx, id)
 	if err != nil {
 		return false, nil

@@ -25,12 +25,18 @@ func (b *Backend) PortForward(ctx context.Context, sandboxID string, port int32,
 	if err != nil {
 		return err
 	}
-	infra, err := b.client.InspectContainer(ctx, meta.infraID)
-	if err != nil {
-		return wrapf(err, "port-forward to pod %s", shortID(sandboxID))
+	var conn net.Conn
+	if b.remote {
+		// The infra PID names a process on another host.
+		err = errors.New("the pod runs on a remote podman host")
+	} else {
+		infra, ierr := b.client.InspectContainer(ctx, meta.infraID)
+		if ierr != nil {
+			return wrapf(ierr, "port-forward to pod %s", shortID(sandboxID))
+		}
+		conn, err = dialInNetns(ctx, infra.State.Pid, port)
 	}
-	conn, err := dialInNetns(ctx, infra.State.Pid, port)
-	if err != nil && len(meta.ips) > 0 && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOENT)) {
+	if err != nil && len(meta.ips) > 0 && (b.remote || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOENT)) {
 		var d net.Dialer
 		conn, err = d.DialContext(ctx, "tcp", net.JoinHostPort(meta.ips[0], strconv.Itoa(int(port))))
 	}

@@ -56,25 +56,28 @@ func demux(r io.Reader, stdout, stderr io.Writer) error {
 // the half-close go to the socket.
 type HijackedConn struct {
 	*bufio.Reader
-	conn *net.UnixConn
+	conn net.Conn
 }
 
 func (h *HijackedConn) Write(p []byte) (int, error) { return h.conn.Write(p) }
 
-// CloseWrite half-closes the socket: podman reads it as stdin EOF.
-func (h *HijackedConn) CloseWrite() error { return h.conn.CloseWrite() }
+// CloseWrite half-closes the connection: podman reads it as stdin EOF.
+func (h *HijackedConn) CloseWrite() error {
+	if cw, ok := h.conn.(closeWriter); ok {
+		return cw.CloseWrite()
+	}
+	return fmt.Errorf("podman connection %T cannot be half-closed", h.conn)
+}
 
 func (h *HijackedConn) Close() error { return h.conn.Close() }
 
 // hijack sends a request asking for a raw stream (exec start, attach) and
 // returns the connection once podman answered 101 or 200.
 func (c *Client) hijack(ctx context.Context, path string, query url.Values, body any) (*HijackedConn, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "unix", c.socket)
+	conn, err := c.dialer.DialContext(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("podman POST %s: %w", path, err)
 	}
-	conn := nc.(*net.UnixConn)
 	r := request{method: http.MethodPost, path: path, query: query}
 	var buf bytes.Buffer
 	if body != nil {

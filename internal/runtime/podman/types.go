@@ -223,6 +223,8 @@ type Info struct {
 		Security struct {
 			Rootless bool `json:"rootless"`
 		} `json:"security"`
+		CPUs     int   `json:"cpus"`
+		MemTotal int64 `json:"memTotal"`
 	} `json:"host"`
 	Version struct {
 		APIVersion string `json:"APIVersion"`

@@ -27,6 +27,7 @@ import (
 // Podman(t) starts it again if it is down. It is stopped by PID when Main returns.
 type PodmanService struct {
 	Socket         string // path of the unix socket
+	TCP            string // host:port to listen on instead of Socket (a remote-style tcp:// service)
 	LogPath        string
 	ContainersConf string // written at the first Start (see configure)
 
@@ -81,8 +82,13 @@ func EnsureImages(t testing.TB) {
 	}
 }
 
-// URL is the socket as runlet and podman --url take it: unix:///path.
-func (p *PodmanService) URL() string { return "unix://" + p.Socket }
+// URL is the socket as runlet and podman --url take it: unix:///path, or tcp://host:port.
+func (p *PodmanService) URL() string {
+	if p.TCP != "" {
+		return "tcp://" + p.TCP
+	}
+	return "unix://" + p.Socket
+}
 
 // Start starts the service and waits until it answers /_ping. The first start also writes the
 // service's containers.conf (see configure).
@@ -158,7 +164,9 @@ func (p *PodmanService) confEnv() []string {
 
 func (p *PodmanService) launch(env []string) error {
 	p.mu.Lock()
-	_ = os.Remove(p.Socket)
+	if p.TCP == "" {
+		_ = os.Remove(p.Socket)
+	}
 	f, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		p.mu.Unlock()
@@ -243,6 +251,9 @@ func (p *PodmanService) Ping() error {
 func (p *PodmanService) HTTPClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			if p.TCP != "" {
+				return (&net.Dialer{}).DialContext(ctx, "tcp", p.TCP)
+			}
 			return (&net.Dialer{}).DialContext(ctx, "unix", p.Socket)
 		},
 	}}

@@ -40,12 +40,15 @@ type RunletOptions struct {
 	ManifestURL      string        // --manifest-url, default none
 	MaxPods          int           // --max-pods, default runlet's
 	PLEGRelistPeriod time.Duration // --pleg-relist-period, default runlet's
-	ExtraArgs        []string      // appended last
-	Env              []string      // added to the environment
-	NoWaitReady      bool          // return as soon as the process is started
-	ReadyTimeout     time.Duration // default 90s
-	StopTimeout      time.Duration // SIGTERM → SIGKILL, default 30s
-	KeepPods         bool          // at cleanup, leave the node's pods (API and podman) alone
+	// NoClientCAFile leaves out --client-ca-file: runlet then reads the apiserver's client CA from
+	// kube-system/extension-apiserver-authentication, as in a cluster.
+	NoClientCAFile bool
+	ExtraArgs      []string      // appended last
+	Env            []string      // added to the environment
+	NoWaitReady    bool          // return as soon as the process is started
+	ReadyTimeout   time.Duration // default 90s
+	StopTimeout    time.Duration // SIGTERM → SIGKILL, default 30s
+	KeepPods       bool          // at cleanup, leave the node's pods (API and podman) alone
 	// AllowUncleanExit: at cleanup, a non-zero exit on SIGTERM is not reported as a test error.
 	AllowUncleanExit bool
 }
@@ -151,9 +154,12 @@ func StartRunlet(t testing.TB, opts RunletOptions) *Runlet {
 	r.Args = []string{
 		"--kubeconfig", opts.Kubeconfig, "--nodename", r.NodeName,
 		"--address", "127.0.0.1", "--node-ip", "127.0.0.1", "--kubelet-port", strconv.Itoa(r.KubeletPort),
-		"--tls-cert-file", c.ServingCert, "--tls-private-key-file", c.ServingKey, "--client-ca-file", c.CACert,
+		"--tls-cert-file", c.ServingCert, "--tls-private-key-file", c.ServingKey,
 		"--podman-socket", podmanSocket, "--root-dir", r.RootDir, "--metrics-addr", r.MetricsAddr,
 		"--log-level", opts.LogLevel,
+	}
+	if !opts.NoClientCAFile {
+		r.Args = append(r.Args, "--client-ca-file", c.CACert)
 	}
 	if opts.PodManifestPath != "" {
 		r.Args = append(r.Args, "--pod-manifest-path", opts.PodManifestPath)

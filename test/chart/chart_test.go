@@ -1,0 +1,502 @@
+// Package chart tests charts/runlet as helm renders it: the defaults, every mode, the schema, the
+// RBAC, and that deploy/runlet.yaml is the chart's rendering. It needs the helm binary that
+// hack/cp-build.sh builds (or $HELM); without one the tests are skipped.
+package chart
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+const kubeVersion = "1.37.2"
+
+func repoRoot(t *testing.T) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func helmBinary(t *testing.T) string {
+	t.Helper()
+	if h := os.Getenv("HELM"); h != "" {
+		return h
+	}
+	cache := os.Getenv("RUNLET_CACHE")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache", "runlet")
+	}
+	if h := filepath.Join(cache, "cp-v"+kubeVersion, "bin", "helm"); fileExists(h) {
+		return h
+	}
+	if h, err := exec.LookPath("helm"); err == nil {
+		return h
+	}
+	t.Skip("helm not found: hack/cp-build.sh builds it (or set HELM)")
+	return ""
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// helm runs helm with args and returns stdout, or the error with stderr.
+func helm(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(helmBinary(t), args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return out.String(), errors.New(err.Error() + ": " + errb.String())
+	}
+	return out.String(), nil
+}
+
+// rendered is one helm template run, decoded.
+type rendered struct {
+	objs []k8sruntime.Object
+}
+
+func render(t *testing.T, release string, set ...string) rendered {
+	t.Helper()
+	args := []string{"template", release, filepath.Join(repoRoot(t), "charts", "runlet"), "--namespace", "runlet-system", "--kube-version", kubeVersion}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	out, err := helm(t, args...)
+	if err != nil {
+		t.Fatalf("helm template %v: %v", set, err)
+	}
+	return rendered{objs: decode(t, out)}
+}
+
+func decode(t *testing.T, manifests string) []k8sruntime.Object {
+	t.Helper()
+	var objs []k8sruntime.Object
+	d := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(manifests), 4096)
+	for {
+		var raw k8sruntime.RawExtension
+		if err := d.Decode(&raw); errors.Is(err, io.EOF) {
+			return objs
+		} else if err != nil {
+			t.Fatalf("decoding the rendered chart: %v", err)
+		}
+		if len(bytes.TrimSpace(raw.Raw)) == 0 || string(bytes.TrimSpace(raw.Raw)) == "null" {
+			continue
+		}
+		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(raw.Raw, nil, nil)
+		if err != nil {
+			t.Fatalf("decoding %s: %v", raw.Raw, err)
+		}
+		objs = append(objs, obj)
+	}
+}
+
+func (r rendered) deployment(t *testing.T) *appsv1.Deployment {
+	t.Helper()
+	for _, o := range r.objs {
+		if d, ok := o.(*appsv1.Deployment); ok {
+			return d
+		}
+	}
+	t.Fatal("no Deployment rendered")
+	return nil
+}
+
+func (r rendered) daemonSet(t *testing.T) *appsv1.DaemonSet {
+	t.Helper()
+	for _, o := range r.objs {
+		if d, ok := o.(*appsv1.DaemonSet); ok {
+			return d
+		}
+	}
+	t.Fatal("no DaemonSet rendered")
+	return nil
+}
+
+func (r rendered) job(t *testing.T) *batchv1.Job {
+	t.Helper()
+	for _, o := range r.objs {
+		if j, ok := o.(*batchv1.Job); ok {
+			return j
+		}
+	}
+	t.Fatal("no Job rendered")
+	return nil
+}
+
+// arg returns the value of --name=value in args.
+func arg(args []string, name string) (string, bool) {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func port(t *testing.T, c v1.Container, name string) v1.ContainerPort {
+	t.Helper()
+	for _, p := range c.Ports {
+		if p.Name == name {
+			return p
+		}
+	}
+	t.Fatalf("container has no port %q", name)
+	return v1.ContainerPort{}
+}
+
+func TestLintStrict(t *testing.T) {
+	chart := filepath.Join(repoRoot(t), "charts", "runlet")
+	for _, set := range [][]string{
+		nil,
+		{"mode=perHost"},
+		{"mode=remote", "podman.url=tcp://podman-host:8888"},
+		{"mode=remote", "podman.url=ssh://core@podman-host/run/podman/podman.sock", "podman.ssh.existingSecret=ssh"},
+	} {
+		args := []string{"lint", "--strict", chart}
+		for _, s := range set {
+			args = append(args, "--set", s)
+		}
+		if out, err := helm(t, args...); err != nil {
+			t.Errorf("helm lint --strict %v: %v\n%s", set, err, out)
+		}
+	}
+}
+
+func TestDefaultsAreHostModeOnTheHostsPodman(t *testing.T) {
+	r := render(t, "edge")
+	d := r.deployment(t)
+	spec := d.Spec.Template.Spec
+	c := spec.Containers[0]
+	if *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Errorf("one runlet per node, never two at once: replicas %d, strategy %s", *d.Spec.Replicas, d.Spec.Strategy.Type)
+	}
+	if !spec.HostNetwork || !spec.HostPID {
+		t.Errorf("host mode: hostNetwork %v hostPID %v; want both", spec.HostNetwork, spec.HostPID)
+	}
+	if c.Image != "localhost/runlet:v0.1.0" {
+		t.Errorf("image %q; want what make image builds, tagged with the appVersion", c.Image)
+	}
+	want := map[string]string{
+		"nodename": "edge", "podman-socket": "unix:///run/podman/podman.sock", "root-dir": "/var/lib/runlet/edge",
+		"node-ip": "$(NODE_IP)", "node-labels": "runlet.dev/name=runlet,runlet.dev/instance=edge",
+	}
+	for name, v := range want {
+		if got, _ := arg(c.Args, name); got != v {
+			t.Errorf("--%s=%q; want %q", name, got, v)
+		}
+	}
+	if _, ok := arg(c.Args, "client-ca-file"); ok {
+		t.Error("--client-ca-file set by default: runlet reads the apiserver's client CA from the cluster")
+	}
+	kubelet, metrics := port(t, c, "kubelet"), port(t, c, "metrics")
+	for _, p := range []v1.ContainerPort{kubelet, metrics} {
+		if p.ContainerPort >= 10248 && p.ContainerPort <= 10259 {
+			t.Errorf("port %s=%d is among the kubelet's and the control plane's", p.Name, p.ContainerPort)
+		}
+		if p.HostPort != p.ContainerPort {
+			t.Errorf("port %s is not declared on the host (hostPort %d): the scheduler cannot keep two runlets apart", p.Name, p.HostPort)
+		}
+	}
+	if got, _ := arg(c.Args, "kubelet-port"); got != strconv.Itoa(int(kubelet.ContainerPort)) {
+		t.Errorf("--kubelet-port=%s, port %d", got, kubelet.ContainerPort)
+	}
+	if got, _ := arg(c.Args, "metrics-addr"); got != ":"+strconv.Itoa(int(metrics.ContainerPort)) {
+		t.Errorf("--metrics-addr=%s, port %d", got, metrics.ContainerPort)
+	}
+	for _, p := range []*v1.Probe{c.ReadinessProbe, c.LivenessProbe} {
+		if p == nil || p.HTTPGet == nil || !strings.HasPrefix(p.HTTPGet.Path, "/healthz") || p.HTTPGet.Port.StrVal != "metrics" {
+			t.Errorf("probe %+v; want /healthz on the metrics port", p)
+		}
+	}
+	if !onlyOffVirtualNodes(spec.Affinity) {
+		t.Errorf("affinity %+v; want runlet kept off virtual nodes", spec.Affinity)
+	}
+	mounts := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.Name] = m.MountPath
+		if m.Name == "state" && (m.MountPropagation == nil || *m.MountPropagation != v1.MountPropagationBidirectional) {
+			t.Error("the state dir is not mounted Bidirectional: tmpfs volumes runlet mounts there would not reach podman")
+		}
+	}
+	for _, v := range spec.Volumes {
+		if v.HostPath == nil || mounts[v.Name] != v.HostPath.Path {
+			t.Errorf("volume %s: want a hostPath mounted at its own path, got %+v at %q", v.Name, v.VolumeSource, mounts[v.Name])
+		}
+	}
+}
+
+func onlyOffVirtualNodes(a *v1.Affinity) bool {
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return false
+	}
+	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		found := false
+		for _, e := range term.MatchExpressions {
+			found = found || (e.Key == "type" && e.Operator == v1.NodeSelectorOpNotIn && len(e.Values) == 1 && e.Values[0] == "virtual-kubelet")
+		}
+		if !found {
+			return false // a term without the rule lets virtual nodes in
+		}
+	}
+	return true
+}
+
+func TestTwoReleasesDoNotCollide(t *testing.T) {
+	a := render(t, "edge-a").deployment(t)
+	b := render(t, "edge-b").deployment(t)
+	ca, cb := a.Spec.Template.Spec.Containers[0], b.Spec.Template.Spec.Containers[0]
+	for _, name := range []string{"nodename", "root-dir", "kubelet-port", "metrics-addr"} {
+		va, _ := arg(ca.Args, name)
+		vb, _ := arg(cb.Args, name)
+		if va == vb {
+			t.Errorf("--%s is %q for both releases", name, va)
+		}
+	}
+	if a.Name == b.Name {
+		t.Errorf("both releases' Deployments are named %s", a.Name)
+	}
+}
+
+func TestPerHostModeIsADaemonSetWithANodePerHost(t *testing.T) {
+	ds := render(t, "edge", "mode=perHost").daemonSet(t)
+	c := ds.Spec.Template.Spec.Containers[0]
+	if got, _ := arg(c.Args, "nodename"); got != "edge-$(HOST_NODE_NAME)" {
+		t.Errorf("--nodename=%q; want <release>-<host node>", got)
+	}
+	if got, _ := arg(c.Args, "root-dir"); got != "/var/lib/runlet/edge-$(HOST_NODE_NAME)" {
+		t.Errorf("--root-dir=%q", got)
+	}
+	var fromSpec bool
+	for _, e := range c.Env {
+		fromSpec = fromSpec || (e.Name == "HOST_NODE_NAME" && e.ValueFrom != nil && e.ValueFrom.FieldRef.FieldPath == "spec.nodeName")
+	}
+	if !fromSpec {
+		t.Errorf("HOST_NODE_NAME is not the pod's spec.nodeName: %+v", c.Env)
+	}
+	if !ds.Spec.Template.Spec.HostNetwork {
+		t.Error("perHost mode without hostNetwork")
+	}
+}
+
+func TestRemoteModeNeedsNoHost(t *testing.T) {
+	r := render(t, "far", "mode=remote", "podman.url=ssh://core@podman-host/run/podman/podman.sock",
+		"podman.ssh.identity=KEY", "podman.ssh.knownHosts=podman-host ssh-ed25519 AAAA")
+	spec := r.deployment(t).Spec.Template.Spec
+	c := spec.Containers[0]
+	if spec.HostNetwork || spec.HostPID {
+		t.Errorf("remote mode: hostNetwork %v hostPID %v; want neither", spec.HostNetwork, spec.HostPID)
+	}
+	for _, v := range spec.Volumes {
+		if v.HostPath != nil {
+			t.Errorf("remote mode mounts host path %s", v.HostPath.Path)
+		}
+	}
+	if got, _ := arg(c.Args, "podman-socket"); got != "ssh://core@podman-host/run/podman/podman.sock" {
+		t.Errorf("--podman-socket=%q", got)
+	}
+	if _, ok := arg(c.Args, "podman-identity"); !ok {
+		t.Error("no --podman-identity for an ssh:// socket")
+	}
+	sc := c.SecurityContext
+	if sc == nil || sc.Privileged != nil && *sc.Privileged || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot ||
+		sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Errorf("remote mode security context %+v; want nonroot, read-only, unprivileged", sc)
+	}
+	var secret bool
+	for _, o := range r.objs {
+		if s, ok := o.(*v1.Secret); ok && s.StringData["identity"] == "KEY" && s.StringData["known_hosts"] != "" {
+			secret = true
+		}
+	}
+	if !secret {
+		t.Error("no Secret with the ssh identity and known_hosts")
+	}
+}
+
+// Least privilege: what runlet needs (it and the branches that read more of the API), and no more.
+func TestRBACIsLeastPrivilege(t *testing.T) {
+	check := func(r rendered, wantCSR bool) {
+		t.Helper()
+		var cr *rbacv1.ClusterRole
+		var leaseRole *rbacv1.Role
+		for _, o := range r.objs {
+			switch o := o.(type) {
+			case *rbacv1.ClusterRole:
+				if !strings.HasSuffix(o.Name, "-uninstall") {
+					cr = o
+				}
+			case *rbacv1.Role:
+				if o.Namespace == "kube-node-lease" {
+					leaseRole = o
+				}
+			}
+		}
+		if cr == nil || leaseRole == nil {
+			t.Fatal("ClusterRole or kube-node-lease Role missing")
+		}
+		verbs := map[string]string{}
+		for _, rule := range cr.Rules {
+			for _, g := range rule.APIGroups {
+				for _, res := range rule.Resources {
+					verbs[g+"/"+res] = strings.Join(rule.Verbs, ",")
+					if strings.Contains(verbs[g+"/"+res], "*") || res == "*" {
+						t.Errorf("wildcard in %v", rule)
+					}
+				}
+			}
+		}
+		for res, want := range map[string]string{
+			"/pods":                              "get,list,watch,create,delete",
+			"/pods/status":                       "update,patch",
+			"/nodes":                             "get,list,watch,create",
+			"/nodes/status":                      "update,patch",
+			"/serviceaccounts/token":             "create",
+			"/configmaps":                        "get,list,watch",
+			"/secrets":                           "get,list,watch",
+			"/persistentvolumeclaims":            "get,list,watch",
+			"/events":                            "create,patch",
+			"authentication.k8s.io/tokenreviews": "create",
+			"authorization.k8s.io/subjectaccessreviews": "create",
+		} {
+			if verbs[res] != want {
+				t.Errorf("%s: verbs %q, want %q", res, verbs[res], want)
+			}
+		}
+		if _, ok := verbs["coordination.k8s.io/leases"]; ok {
+			t.Error("leases granted cluster-wide; only kube-node-lease needs them")
+		}
+		if got := verbs["certificates.k8s.io/certificatesigningrequests"]; (got != "") != wantCSR {
+			t.Errorf("CSR verbs %q with bootstrap=%v", got, wantCSR)
+		}
+		if len(leaseRole.Rules) != 1 || leaseRole.Rules[0].Resources[0] != "leases" {
+			t.Errorf("kube-node-lease Role: %+v", leaseRole.Rules)
+		}
+	}
+	check(render(t, "edge"), false)
+	check(render(t, "edge", "tls.bootstrap=true"), true)
+	for _, o := range render(t, "edge", "rbac.create=false").objs {
+		switch o.(type) {
+		case *rbacv1.ClusterRole, *rbacv1.Role, *rbacv1.ClusterRoleBinding, *rbacv1.RoleBinding:
+			t.Errorf("rbac.create=false still renders %T", o)
+		}
+	}
+}
+
+func TestUninstallHook(t *testing.T) {
+	for _, tc := range []struct {
+		set            []string
+		pods, workload string
+	}{
+		{nil, "stop", "deployment/edge-runlet"},
+		{[]string{"uninstall.pods=keep", "mode=perHost"}, "keep", "daemonset/edge-runlet"},
+	} {
+		j := render(t, "edge", tc.set...).job(t)
+		if j.Annotations["helm.sh/hook"] != "pre-delete" {
+			t.Errorf("%v: job annotations %v; want a pre-delete hook", tc.set, j.Annotations)
+		}
+		c := j.Spec.Template.Spec.Containers[0]
+		if c.Args[0] != "uninstall" {
+			t.Errorf("%v: args %v", tc.set, c.Args)
+		}
+		for name, want := range map[string]string{"pods": tc.pods, "workload": tc.workload,
+			"node-selector": "runlet.dev/name=runlet,runlet.dev/instance=edge", "namespace": "runlet-system"} {
+			if got, _ := arg(c.Args, name); got != want {
+				t.Errorf("%v: --%s=%q, want %q", tc.set, name, got, want)
+			}
+		}
+		if c.Image != "localhost/runlet:v0.1.0" {
+			t.Errorf("hook image %q", c.Image)
+		}
+		if j.Spec.Template.Labels["app.kubernetes.io/component"] == "node" {
+			t.Error("the hook's pod carries runlet's selector labels: it would wait for itself")
+		}
+	}
+}
+
+func TestAPIServerOverride(t *testing.T) {
+	r := render(t, "edge", "apiServer.host=127.0.0.1", "apiServer.port=27443")
+	for _, c := range []v1.Container{r.deployment(t).Spec.Template.Spec.Containers[0], r.job(t).Spec.Template.Spec.Containers[0]} {
+		env := map[string]string{}
+		for _, e := range c.Env {
+			env[e.Name] = e.Value
+		}
+		if env["KUBERNETES_SERVICE_HOST"] != "127.0.0.1" || env["KUBERNETES_SERVICE_PORT"] != "27443" {
+			t.Errorf("%s: env %v; want the apiserver override", c.Name, env)
+		}
+	}
+	for _, c := range render(t, "edge").deployment(t).Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if strings.HasPrefix(e.Name, "KUBERNETES_SERVICE") {
+				t.Errorf("without the override the in-cluster defaults must stay: %s set", e.Name)
+			}
+		}
+	}
+}
+
+func TestSchemaRejectsBadValues(t *testing.T) {
+	chart := filepath.Join(repoRoot(t), "charts", "runlet")
+	for set, want := range map[string]string{
+		"kubeletPort=abc":      "kubeletPort",
+		"metricsPort=70000":    "metricsPort",
+		"image.repository=":    "image/repository",
+		"mode=elsewhere":       "mode",
+		"uninstall.pods=leave": "uninstall/pods",
+		"mode=remote":          "podman/url",
+		"nodeName=Bad_Name":    "nodeName",
+		"kubeletPortt=1":       "kubeletPortt",
+	} {
+		_, err := helm(t, "template", "x", chart, "--kube-version", kubeVersion, "--set", set)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--set %s: got %v, want an error naming %s", set, err, want)
+		}
+	}
+}
+
+// deploy/runlet.yaml is the chart's rendering (make manifests); a change to one needs the other.
+func TestManifestAgreesWithTheChart(t *testing.T) {
+	helmBinary(t)
+	root := repoRoot(t)
+	cmd := exec.Command("bash", filepath.Join(root, "hack", "manifests.sh"))
+	cmd.Env = append(os.Environ(), "HELM="+helmBinary(t))
+	want, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hack/manifests.sh: %v", err)
+	}
+	got, err := os.ReadFile(filepath.Join(root, "deploy", "runlet.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("deploy/runlet.yaml does not agree with charts/runlet: run make manifests")
+	}
+	objs := decode(t, string(got))
+	var ns, dep bool
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *v1.Namespace:
+			ns = o.Name == "runlet"
+		case *appsv1.Deployment:
+			dep = o.Namespace == "runlet"
+		case *batchv1.Job:
+			t.Error("deploy/runlet.yaml holds the uninstall hook: plain manifests have no hooks")
+		}
+	}
+	if !ns || !dep {
+		t.Errorf("deploy/runlet.yaml: namespace %v, deployment in it %v", ns, dep)
+	}
+}
