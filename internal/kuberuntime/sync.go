@@ -31,6 +31,7 @@ var ErrBackOff = errors.New("back-off")
 func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatus) (Result, error) {
 	uid := string(pod.UID)
 	var res Result
+	ps, lost := withLostContainers(pod, ps)
 	if done := podIsDone(pod, ps); done {
 		res.Terminal = true
 		return res, nil
@@ -46,6 +47,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		}
 		defer turn.release()
 		ctx = withTurn(ctx, turn)
+		if sb != nil || len(lost) > 0 {
+			m.event(pod, v1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
+		}
 		if sb != nil {
 			m.log.WithField("pod", pod.Namespace+"/"+pod.Name).Info("sandbox is not ready; recreating the pod's sandbox")
 			if err := m.removeAll(ctx, ps); err != nil {
@@ -69,7 +73,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		}
 		res.Changed = true
 		sb = &created
-		ps = &runtime.PodStatus{UID: uid, Sandboxes: []runtime.Sandbox{created}}
+		// The new sandbox starts empty; what the lost containers did
+		// still counts.
+		ps = &runtime.PodStatus{UID: uid, Sandboxes: []runtime.Sandbox{created}, Containers: lost}
 	}
 	eph, ephErr := m.syncEphemeralContainers(ctx, pod, sb, ps)
 	res = merge(res, eph)
@@ -233,7 +239,7 @@ func (m *Manager) pruneOld(ctx context.Context, pod *v1.Pod, ps *runtime.PodStat
 	count := map[string]int{}
 	for _, c := range ps.Containers {
 		count[c.Name]++
-		if count[c.Name] <= 2 || c.State == runtime.ContainerRunning {
+		if count[c.Name] <= 2 || c.State == runtime.ContainerRunning || c.ID == "" {
 			continue
 		}
 		if err := m.rt.RemoveContainer(ctx, c.ID); err != nil && !errors.Is(err, runtime.ErrNotFound) {

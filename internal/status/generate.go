@@ -29,6 +29,9 @@ type Input struct {
 	Messages map[string]string
 	// Probes, if set, says whether running containers have started and are ready.
 	Probes ContainerProbes
+	// Old is the pod's last status (nil: the pod's own): what it says of a
+	// container the backend no longer has is carried over.
+	Old *v1.PodStatus
 }
 
 // Generate builds the pod's API status from the backend's view.
@@ -87,7 +90,14 @@ func containerStatus(in Input, spec v1.Container, waitReason string) v1.Containe
 	w, hasWaiting := in.Waiting[spec.Name]
 	if cur == nil {
 		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: waitReason}
+		if old := in.oldStatus(spec.Name); old != nil {
+			carryOver(&cs, old, in.Pod.DeletionTimestamp != nil)
+		}
 		if hasWaiting {
+			if cs.State.Terminated != nil {
+				cs.LastTerminationState.Terminated = cs.State.Terminated
+				cs.State.Terminated = nil
+			}
 			cs.State.Waiting = &v1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}
 		}
 		return cs

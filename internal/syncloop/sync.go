@@ -26,7 +26,7 @@ func (l *Loop) SyncPod(ctx context.Context, pod *v1.Pod, since time.Time) (bool,
 	if l.deadlineExceeded(pod) {
 		return true, 0, nil
 	}
-	res, err := l.cfg.Runtime.SyncPod(ctx, pod, ps)
+	res, err := l.cfg.Runtime.SyncPod(ctx, l.withLastStatus(pod), ps)
 	if res.Changed {
 		l.changed.Store(pod.UID, true)
 	}
@@ -112,9 +112,28 @@ func (l *Loop) setStatus(pod *v1.Pod, ps *runtime.PodStatus, terminal bool) {
 		Terminal:    terminal,
 		Messages:    l.cfg.Runtime.TerminationMessages(pod, ps),
 		Probes:      l.probes(),
+		Old:         l.lastStatus(pod),
 	})
 	l.applyDeadline(pod, &st)
 	l.applyStatusFunc(pod.UID, &st, terminal)
 	l.cfg.Status.DelayTerminal(pod, &st, ps)
 	l.cfg.Status.SetPodStatus(pod, st)
+}
+
+// lastStatus is the status runlet last generated for the pod, else the
+// pod's own (the API's, after a restart of runlet): the record of
+// containers the backend lost.
+func (l *Loop) lastStatus(pod *v1.Pod) *v1.PodStatus {
+	if p, ok := l.cfg.Status.GetPod(pod.UID); ok {
+		return &p.Status
+	}
+	return &pod.Status
+}
+
+// withLastStatus is the pod with lastStatus as its status, for the backend's
+// sync to find the restart counts and exits of containers the backend lost.
+func (l *Loop) withLastStatus(pod *v1.Pod) *v1.Pod {
+	p := *pod
+	p.Status = *l.lastStatus(pod)
+	return &p
 }
