@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -116,6 +117,19 @@ func (b *Backend) CreateContainer(ctx context.Context, sandboxID string, cfg run
 	}
 	spec.Env, spec.UnsetEnvAll = containerEnv(imageEnv, cfg), true
 	id, err := b.client.CreateContainer(ctx, spec)
+	if holder := nameHolder(err); holder != "" {
+		// A create cut short (the service died mid-call) can leave the name
+		// held by a container that exists only in podman's storage, where no
+		// list shows it: every later create would fail. The name carries
+		// the pod's UID, so the holder is this pod's leftover; podman's
+		// removal clears storage-only containers too.
+		if rmErr := b.client.RemoveContainer(ctx, holder); rmErr != nil && !errors.Is(rmErr, runtime.ErrNotFound) {
+			// Not removable: leave it and take another name (names
+			// are for humans; runlet finds containers by label).
+			spec.Name += "-" + holder[:8]
+		}
+		id, err = b.client.CreateContainer(ctx, spec)
+	}
 	if err == nil {
 		b.ooms.learnFromInfra(id, meta.infraID, meta.infraCgroup)
 	}
@@ -185,4 +199,17 @@ func shortID(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+var nameInUse = regexp.MustCompile(`is already in use by ([0-9a-f]{64})`)
+
+// nameHolder is the ID of the container a create found holding its name.
+func nameHolder(err error) string {
+	if err == nil {
+		return ""
+	}
+	if m := nameInUse.FindStringSubmatch(err.Error()); m != nil {
+		return m[1]
+	}
+	return ""
 }

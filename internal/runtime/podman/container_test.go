@@ -1,0 +1,19 @@
+package podman
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestNameHolder(t *testing.T) {
+	id := strings.Repeat("4cf42465", 8)
+	err := errors.New(`podman POST /containers/create: creating container storage: the container name "ns_p_uid_main_0" is already in use by ` +
+		id + `. You have to remove that container to be able to reuse that name: that name is already in use (HTTP 500)`)
+	if got := nameHolder(err); got != id {
+		t.Errorf("nameHolder = %q; want %q", got, id)
+	}
+	if got := nameHolder(errors.New("EOF")); got != "" {
+		t.Errorf("nameHolder of another error = %q", got)
+	}
+}
