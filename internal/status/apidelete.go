@@ -41,7 +41,7 @@ func (w APIWriter) writeStatus(ctx context.Context, pod *v1.Pod) error {
 	}
 	next := cur.DeepCopy()
 	next.Status = *pod.Status.DeepCopy()
-	next.Status.Conditions = mergeConditions(cur.Status.Conditions, pod.Status.Conditions)
+	KeepForeignConditions(&next.Status, cur.Status.Conditions)
 	if isTerminal(cur.Status.Phase) {
 		// A terminal phase in the API is final; the containers' states are not.
 		next.Status.Phase, next.Status.Reason, next.Status.Message = cur.Status.Phase, cur.Status.Reason, cur.Status.Message
@@ -80,16 +80,4 @@ func apiErr(err error) error {
 		return ErrPodGone
 	}
 	return err
-}
-
-// mergeConditions keeps the API's conditions runlet does not own (readiness
-// gates set by controllers, DisruptionTarget) beside runlet's.
-func mergeConditions(api, own []v1.PodCondition) []v1.PodCondition {
-	out := append([]v1.PodCondition(nil), own...)
-	for _, c := range api {
-		if findCondition(own, c.Type) == nil {
-			out = append(out, c)
-		}
-	}
-	return out
 }

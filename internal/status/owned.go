@@ -38,12 +38,33 @@ func foreignConditions(conds []v1.PodCondition) []v1.PodCondition {
 // KeepForeignConditions replaces the conditions of st that runlet does not
 // own with those of the API's current status (the kubelet's mergePodStatus):
 // a status write must not wipe what others set since it was generated.
+//
+// DisruptionTarget is shared: the API's is kept, but one runlet set (an
+// eviction) replaces it once the pod is terminal, as the kubelet sends it.
 func KeepForeignConditions(st *v1.PodStatus, api []v1.PodCondition) {
 	out := make([]v1.PodCondition, 0, len(st.Conditions)+len(api))
-	for _, c := range st.Conditions {
-		if OwnedCondition(c.Type) {
+	var disruption *v1.PodCondition
+	for i, c := range st.Conditions {
+		switch {
+		case OwnedCondition(c.Type):
 			out = append(out, c)
+		case c.Type == v1.DisruptionTarget && isTerminal(st.Phase):
+			disruption = &st.Conditions[i]
 		}
 	}
-	st.Conditions = append(out, foreignConditions(api)...)
+	out = append(out, foreignConditions(api)...)
+	if disruption != nil {
+		out = replaceOrAppend(out, *disruption)
+	}
+	st.Conditions = out
+}
+
+func replaceOrAppend(conds []v1.PodCondition, c v1.PodCondition) []v1.PodCondition {
+	for i := range conds {
+		if conds[i].Type == c.Type {
+			conds[i] = c
+			return conds
+		}
+	}
+	return append(conds, c)
 }
