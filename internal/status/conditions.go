@@ -91,18 +91,23 @@ func containersReadyCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase 
 		// Its containers may still be terminating: not ready, whatever they say.
 		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: podFailed}
 	}
+	return containersCondition(v1.ContainersReady, containersNotReady, unknown, "unready", unready)
+}
+
+// containersCondition is True unless some containers' status is unknown or
+// short of the condition, as the kubelet words it.
+func containersCondition(t v1.PodConditionType, falseReason string, unknown []string, short string, shortOf []string) v1.PodCondition {
 	var msgs []string
 	if len(unknown) > 0 {
 		msgs = append(msgs, fmt.Sprintf("containers with unknown status: %s", unknown))
 	}
-	if len(unready) > 0 {
-		msgs = append(msgs, fmt.Sprintf("containers with unready status: %s", unready))
+	if len(shortOf) > 0 {
+		msgs = append(msgs, fmt.Sprintf("containers with %s status: %s", short, shortOf))
 	}
 	if len(msgs) > 0 {
-		return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionFalse, Reason: containersNotReady,
-			Message: strings.Join(msgs, ", ")}
+		return v1.PodCondition{Type: t, Status: v1.ConditionFalse, Reason: falseReason, Message: strings.Join(msgs, ", ")}
 	}
-	return v1.PodCondition{Type: v1.ContainersReady, Status: v1.ConditionTrue}
+	return v1.PodCondition{Type: t, Status: v1.ConditionTrue}
 }
 
 // podReadyCondition follows ContainersReady, then the readiness gates.
@@ -148,18 +153,7 @@ func initializedCondition(pod *v1.Pod, statuses []v1.ContainerStatus, phase v1.P
 		// Initialized before; its sidecars may be restarting.
 		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}
 	}
-	var msgs []string
-	if len(unknown) > 0 {
-		msgs = append(msgs, fmt.Sprintf("containers with unknown status: %s", unknown))
-	}
-	if len(incomplete) > 0 {
-		msgs = append(msgs, fmt.Sprintf("containers with incomplete status: %s", incomplete))
-	}
-	if len(msgs) > 0 {
-		return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionFalse, Reason: containersNotInitialized,
-			Message: strings.Join(msgs, ", ")}
-	}
-	return v1.PodCondition{Type: v1.PodInitialized, Status: v1.ConditionTrue}
+	return containersCondition(v1.PodInitialized, containersNotInitialized, unknown, "incomplete", incomplete)
 }
 
 func initContainerInitialized(c *v1.Container, cs *v1.ContainerStatus) bool {
