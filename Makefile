@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
 GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
-E2E_TIMEOUT ?= 30m
+E2E_TIMEOUT ?= 40m
 # unit tests: every package but the end-to-end ones
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/test/e2e')
 # stamped into the binary (runlet --version) and the image: the chart's appVersion and the git commit
@@ -47,9 +47,11 @@ test: deps cp test-unit test-e2e
 test-unit: deps
 	$(GO) test -count=1 $(UNIT_PKGS)
 
-# -p 1: one test package at a time (each starts its own control plane; they share podman)
+# -p 1: one test package at a time (each starts its own control plane; they share podman). Within the
+# package the tests that stop shared parts (podman, the apiserver) run alone first, then the others three
+# at a time (-parallel 3): they mostly wait on grace periods and probes.
 test-e2e: deps cp
-	$(GO) test -count=1 -p 1 -timeout $(E2E_TIMEOUT) ./test/e2e/...
+	$(GO) test -count=1 -p 1 -parallel 3 -timeout $(E2E_TIMEOUT) ./test/e2e/...
 
 # bench: runlet's figures next to the raw podman API's, one run (test/bench; RUNLET_BENCH_* env knobs)
 bench: deps cp

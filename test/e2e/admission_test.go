@@ -12,6 +12,7 @@ import (
 // label) is rejected at admission as the kubelet does: phase Failed with the
 // kubelet's reason and an event, and no container is created for it.
 func TestPodOSRejection(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	ns := framework.Namespace(t)
 	byField := framework.PodFor(rl.NodeName, ns, "os-field", framework.Busybox("c", "sleep", "3600"))

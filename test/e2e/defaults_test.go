@@ -17,6 +17,7 @@ import (
 // verified against the CA runlet reads from kube-system/extension-apiserver-authentication, so kubectl
 // logs and exec work with no CA given by hand.
 func TestClientCAFromTheCluster(t *testing.T) {
+	t.Parallel()
 	r := framework.StartRunlet(t, framework.RunletOptions{NoClientCAFile: true})
 	ns := framework.Namespace(t)
 	framework.CreatePod(t, framework.PodFor(r.NodeName, ns, "p", framework.Busybox("c", "sh", "-c", "echo from-p; sleep 3600")))
@@ -36,6 +37,7 @@ func TestClientCAFromTheCluster(t *testing.T) {
 // TestHealthz: /healthz on the metrics address follows the backend: a stopped podman service makes it
 // fail, naming the check, and a restarted one makes it pass again.
 func TestHealthz(t *testing.T) {
+	t.Parallel()
 	svc := &framework.PodmanService{
 		Socket: filepath.Join(t.TempDir(), "podman.sock"), LogPath: filepath.Join(t.TempDir(), "podman.log"),
 		ContainersConf: framework.Podman(t).ContainersConf,
@@ -78,6 +80,7 @@ func TestHealthz(t *testing.T) {
 // TestTakenPortIsFatal: a port runlet needs that is taken stops it at once with an error naming the
 // flag, the metrics port as much as the kubelet API's.
 func TestTakenPortIsFatal(t *testing.T) {
+	t.Parallel()
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // running), report ephemeralContainerStatuses, serve exec and logs, and are
 // never restarted once they exit.
 func TestEphemeralContainers(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	ns := framework.Namespace(t)
 	pod := framework.PodFor(rl.NodeName, ns, "target", framework.Busybox("main", "sleep", "3600"))

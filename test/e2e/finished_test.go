@@ -13,6 +13,7 @@ import (
 // and its log across a restart of runlet (SIGKILL), as a finished Job's pod
 // does on a kubelet, and both go once the pod is deleted.
 func TestFinishedPodSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	ns := framework.Namespace(t)
 	pod := framework.PodFor(rl.NodeName, ns, "job", framework.Busybox("main", "sh", "-c", "echo job-output; exit 0"))

@@ -13,6 +13,7 @@ import (
 // httpGet, sleep) on one runlet node, with the default grace period. HTTP
 // hooks and exec hooks that call out land in a test server pod's log.
 func TestLifecycleHooks(t *testing.T) {
+	t.Parallel()
 	framework.EnsureImages(t)
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	node := rl.NodeName

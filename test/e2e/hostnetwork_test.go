@@ -12,6 +12,7 @@ import (
 // TestHostNetworkPodEnv: a host-network pod's IPs are the node's, in its
 // status and in the downward-API environment of its containers.
 func TestHostNetworkPodEnv(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	ns := framework.Namespace(t)
 	pod := framework.PodFor(rl.NodeName, ns, "hostnet", framework.Busybox("main", "sh", "-c",

@@ -21,6 +21,7 @@ import (
 // ServiceAccount) the pod runs and gets Pulling and Pulled events; without one it waits in
 // ErrImagePull and ImagePullBackOff with the kubelet's events.
 func TestImagePulls(t *testing.T) {
+	t.Parallel()
 	reg := framework.StartRegistry(t)
 	tag := make([]byte, 4)
 	_, _ = rand.Read(tag)

@@ -22,6 +22,7 @@ import (
 // apiserver, as users do: kubectl logs/exec/attach/cp/port-forward and the
 // node proxy for stats.
 func TestKubeletAPI(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	ns := framework.Namespace(t)
 	node := rl.NodeName

@@ -24,6 +24,7 @@ const hostDNS = "search corp.example\nnameserver 192.0.2.53\noptions timeout:2 a
 // --cluster-dns and --cluster-domain: resolv.conf per dnsPolicy, the kubelet-managed /etc/hosts
 // (with hostAliases, on the pod network and the host's), host names, and their environment.
 func TestPodNetwork(t *testing.T) {
+	t.Parallel()
 	resolv := filepath.Join(t.TempDir(), "resolv.conf")
 	if err := os.WriteFile(resolv, []byte(hostResolvConf), 0o644); err != nil {
 		t.Fatal(err)
@@ -199,6 +200,7 @@ func envSet(out string) map[string]string {
 // TestMissingClusterDNS: without --cluster-dns a ClusterFirst pod gets the node's resolver (here
 // --resolv-conf's) and the kubelet's MissingClusterDNS warning.
 func TestMissingClusterDNS(t *testing.T) {
+	t.Parallel()
 	resolv := filepath.Join(t.TempDir(), "resolv.conf")
 	if err := os.WriteFile(resolv, []byte(hostResolvConf), 0o644); err != nil {
 		t.Fatal(err)

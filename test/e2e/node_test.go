@@ -15,6 +15,7 @@ import (
 // TestNodeRegistersReady checks the node object runlet registers and that
 // its lease keeps being renewed.
 func TestNodeRegistersReady(t *testing.T) {
+	t.Parallel()
 	c := framework.Get(t)
 	rl := framework.StartRunlet(t, framework.RunletOptions{AutoPodman: true})
 	n := framework.WaitForNodeReady(t, rl.NodeName, 90*time.Second)
@@ -75,6 +76,7 @@ func TestNodeRegistersReady(t *testing.T) {
 // the node with no taint at all, --node-labels adds to runlet's labels, and
 // the scheduler then places a pod with no toleration there by those labels.
 func TestNodeRegistersUntaintedWithLabels(t *testing.T) {
+	t.Parallel()
 	c := framework.Get(t)
 	name := framework.UniqueName(t, "node")
 	rl := framework.StartRunlet(t, framework.RunletOptions{NodeName: name, ExtraArgs: []string{
@@ -130,6 +132,7 @@ func hasAddress(n *v1.Node, typ v1.NodeAddressType, addr string) bool {
 // TestSIGTERMStopsCleanly checks runlet exits 0 on SIGTERM and leaves the
 // pods' containers running: a restart of runlet never restarts a workload.
 func TestSIGTERMStopsCleanly(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{AutoPodman: true, AllowUncleanExit: false})
 	ns := framework.Namespace(t)
 	pod := framework.CreatePod(t, framework.PodFor(rl.NodeName, ns, "survivor", framework.Busybox("c", "sleep", "3600")))

@@ -16,6 +16,7 @@ import (
 
 // TestPods runs the foundation's pod scenarios against one runlet node.
 func TestPods(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{AutoPodman: true})
 	ns := framework.Namespace(t)
 	node := rl.NodeName

@@ -14,6 +14,7 @@ import (
 // defaults a user gets. runlet sends the network probes itself; the test
 // image has neither curl nor nc in the way.
 func TestProbes(t *testing.T) {
+	t.Parallel()
 	framework.EnsureImages(t)
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	node := rl.NodeName

@@ -17,6 +17,7 @@ import (
 // others set in the API, and runlet's own status writes keep them (and a
 // DisruptionTarget) instead of wiping them.
 func TestReadinessGates(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	ns := framework.Namespace(t)
 	const gate1, gate2 = "example.com/gate-1", "example.com/gate-2"

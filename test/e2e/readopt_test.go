@@ -70,6 +70,7 @@ func assertUnchanged(t *testing.T, ns string, before map[string]containerSnapsho
 // pod while it is down, and starts it again: every container is adopted,
 // none restarted, and the deleted pod's containers are cleaned up.
 func TestReadoptionAfterSIGKILL(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{AutoPodman: true})
 	ns := framework.Namespace(t)
 	before := runningPods(t, rl.NodeName, ns, 11)

@@ -15,6 +15,7 @@ import (
 // machine: pods run, exits are seen (from podman's events: no exit files), logs and exec work, and
 // runlet says at start-up what a remote service costs.
 func TestRemotePodman(t *testing.T) {
+	t.Parallel()
 	svc := &framework.PodmanService{
 		TCP: fmt.Sprintf("127.0.0.1:%d", framework.FreePort(t)), LogPath: filepath.Join(t.TempDir(), "podman-tcp.log"),
 		ContainersConf: framework.Podman(t).ContainersConf,

@@ -17,6 +17,7 @@ import (
 // containers must go. runlet is paused meanwhile, so it learns of the delete
 // and the create at once, as after a slow watch or a reconnect.
 func TestPodReplacedWithSameName(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	ns := framework.Namespace(t)
 	c := framework.Get(t).Client

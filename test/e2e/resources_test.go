@@ -26,6 +26,7 @@ const (
 // processes, and checks node allocatable, admission, the cgroups the
 // containers get, OOM kills and the downward API's default limits.
 func TestResources(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{ExtraArgs: []string{
 		"--system-reserved", "cpu=" + systemReservedCPU + ",memory=" + reservedMemory,
 		"--kube-reserved", "cpu=" + kubeReservedCPU,

@@ -15,6 +15,7 @@ import (
 // restart count grows, the waiting reason is CrashLoopBackOff, the last
 // exit is kept, and the gaps between restarts grow.
 func TestCrashLoopBackOff(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{AutoPodman: true})
 	ns := framework.Namespace(t)
 	pod := framework.PodFor(rl.NodeName, ns, "crasher", framework.Busybox("main", "sh", "-c", "exit 1"))

@@ -15,6 +15,7 @@ import (
 // where it was; under Never nothing runs again (the finished container is not
 // re-run) and the pod fails, its running container killed, as on the kubelet.
 func TestFaultPodmanPodRemoved(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	ns := framework.Namespace(t)
 

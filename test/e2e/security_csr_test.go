@@ -21,6 +21,7 @@ import (
 // approves nothing itself), then serves the certificate the
 // kube-controller-manager signed and keeps it in its root dir.
 func TestSecurityBootstrapServingCert(t *testing.T) {
+	t.Parallel()
 	c := framework.Get(t)
 	rl := framework.StartRunlet(t, framework.RunletOptions{
 		ExtraArgs: []string{"--bootstrap-serving-cert", "--tls-cert-file=", "--tls-private-key-file="},

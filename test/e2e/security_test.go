@@ -27,6 +27,7 @@ import (
 // TestSecurity calls runlet's kubelet port directly, without the apiserver,
 // with every kind of credential the kubelet meets.
 func TestSecurity(t *testing.T) {
+	t.Parallel()
 	c := framework.Get(t)
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	ns := framework.Namespace(t)
@@ -70,6 +71,7 @@ func TestSecurity(t *testing.T) {
 
 // TestSecurityAlwaysAllow: turning authorization off is explicit and logged.
 func TestSecurityAlwaysAllow(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{ExtraArgs: []string{"--authorization-mode=AlwaysAllow"}})
 	if code, body, err := kubeletGet(t, rl, "/pods", "", nil); err != nil || code != 200 {
 		t.Errorf("GET /pods without credentials: %d %q, %v; want 200 with AlwaysAllow", code, body, err)

@@ -17,6 +17,7 @@ import (
 // TestSecurityContext checks, from inside the containers, what each
 // securityContext field does on a runlet node with the defaults a user gets.
 func TestSecurityContext(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	ns := framework.Namespace(t)
 	node := rl.NodeName

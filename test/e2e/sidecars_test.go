@@ -16,6 +16,7 @@ import (
 // TestSidecars runs native sidecars (init containers with restartPolicy
 // Always) on one runlet node, with the default grace period.
 func TestSidecars(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	ns := framework.Namespace(t)
 	t.Run("OrderRestartAndStop", func(t *testing.T) { t.Parallel(); testSidecarOrder(t, rl.NodeName, ns) })

@@ -51,6 +51,7 @@ func waitMirror(t *testing.T, ns, name, node string) *v1.Pod {
 // mirror pod; deleting the mirror recreates it without touching the
 // container; removing the file removes the mirror and the containers.
 func TestStaticPodFromFile(t *testing.T) {
+	t.Parallel()
 	c := framework.Get(t)
 	ns := framework.Namespace(t)
 	dir := t.TempDir()
@@ -94,6 +95,7 @@ func TestStaticPodFromFile(t *testing.T) {
 
 // TestStaticPodFromURL covers the http source with a PodList.
 func TestStaticPodFromURL(t *testing.T) {
+	t.Parallel()
 	ns := framework.Namespace(t)
 	body := "apiVersion: v1\nkind: PodList\nitems:\n- " + indent(staticManifest(ns, "api"))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -116,6 +118,7 @@ func TestStaticPodFromURL(t *testing.T) {
 // its earlier self was still stopping (default 30 s grace; sleep ignores
 // SIGTERM).
 func TestStaticPodReAdded(t *testing.T) {
+	t.Parallel()
 	ns := framework.Namespace(t)
 	dir, out := t.TempDir(), t.TempDir()
 	manifest := fmt.Sprintf(`apiVersion: v1

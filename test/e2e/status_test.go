@@ -16,6 +16,7 @@ import (
 // lost in an outage, or overwritten), as the kubelet's status manager does;
 // a status the API already shows is not sent again and again.
 func TestStatusReconciled(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	ns := framework.Namespace(t)
 	pods := framework.Get(t).Client.CoreV1().Pods(ns)

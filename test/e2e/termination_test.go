@@ -17,6 +17,7 @@ import (
 // TestTermination: termination messages, activeDeadlineSeconds and prompt
 // deletion, with the default grace period of 30 s.
 func TestTermination(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	ns := framework.Namespace(t)
 	node := rl.NodeName

@@ -22,6 +22,7 @@ import (
 // containers see (files, modes, owners, mounts) and what is left on the
 // node's disk.
 func TestVolumes(t *testing.T) {
+	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	ns := framework.Namespace(t)
 	v := &volumesEnv{node: rl.NodeName, ns: ns, root: rl.RootDir}
