@@ -160,21 +160,27 @@ func testIgnoredSIGTERM(t *testing.T, node, ns string) {
 	}
 }
 
-// exitCodeOf is the exit code podman reported for the pod's container name since t.
+// exitCodeOf is the exit code podman reported for the pod's container name
+// since t. podman writes its events log asynchronously, so a died event
+// may show up a moment after the container is gone.
 func exitCodeOf(t *testing.T, uid types.UID, since time.Time, name string) int {
-	out := framework.PodmanCLI(t, "events", "--stream=false", "--since", since.Format(time.RFC3339Nano),
-		"--filter", "event=died", "--filter", "label="+framework.LabelPodUID+"="+string(uid), "--format", "json")
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var e struct {
-			ContainerExitCode int               `json:"ContainerExitCode"`
-			Attributes        map[string]string `json:"Attributes"`
+	code, out := -1, ""
+	framework.Eventually(t, 20*time.Second, "the died event of "+name, func() (bool, error) {
+		out = framework.PodmanCLI(t, "events", "--stream=false", "--since", since.Format(time.RFC3339Nano),
+			"--filter", "event=died", "--filter", "label="+framework.LabelPodUID+"="+string(uid), "--format", "json")
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var e struct {
+				ContainerExitCode int               `json:"ContainerExitCode"`
+				Attributes        map[string]string `json:"Attributes"`
+			}
+			if json.Unmarshal([]byte(line), &e) == nil && e.Attributes["io.runlet.container.name"] == name {
+				code = e.ContainerExitCode
+				return true, nil
+			}
 		}
-		if json.Unmarshal([]byte(line), &e) == nil && e.Attributes["io.runlet.container.name"] == name {
-			return e.ContainerExitCode
-		}
-	}
-	t.Fatalf("no died event of %s: %s", name, out)
-	return -1
+		return false, nil
+	})
+	return code
 }
 
 // testRolloutRestart: `kubectl rollout restart` of a 2-replica Deployment
