@@ -73,9 +73,9 @@ func GetContainerOOMScoreAdjust(pod *v1.Pod, container *v1.Container, memoryCapa
 	var oomScoreAdjust, remainingReqPerContainer int64
 	if resourcehelper.IsPodLevelRequestsSet(pod) {
 		remainingReqPerContainer = remainingPodMemReqPerContainer(pod)
-		oomScoreAdjust = 1000 - (1000 * (containerMemReq + remainingReqPerContainer) / memoryCapacity)
+		oomScoreAdjust = 1000 - permille(containerMemReq+remainingReqPerContainer, memoryCapacity)
 	} else {
-		oomScoreAdjust = 1000 - (1000*containerMemReq)/memoryCapacity
+		oomScoreAdjust = 1000 - permille(containerMemReq, memoryCapacity)
 	}
 
 	// adapt the sidecarContainer memoryRequest for OOM ADJ calculation
@@ -86,7 +86,7 @@ func GetContainerOOMScoreAdjust(pod *v1.Pod, container *v1.Container, memoryCapa
 		if resourcehelper.IsPodLevelRequestsSet(pod) {
 			minMemoryRequest += remainingReqPerContainer
 		}
-		minMemoryOomScoreAdjust := 1000 - (1000*minMemoryRequest)/memoryCapacity
+		minMemoryOomScoreAdjust := 1000 - permille(minMemoryRequest, memoryCapacity)
 		// the OOM adjustment for sidecar container will match
 		// or fall below the OOM score adjustment of regular containers in the Pod.
 		if oomScoreAdjust > minMemoryOomScoreAdjust {
@@ -150,4 +150,17 @@ func isNodeCriticalPod(pod *v1.Pod) bool {
 		(pod.Annotations[configSourceAnnotation] != "" && pod.Annotations[configSourceAnnotation] != "api") ||
 		(pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority)
 	return critical && pod.Spec.PriorityClassName == systemNodeCritical
+}
+
+// permille is 1000*req/capacity, saturated at 1000 (runlet: upstream's
+// product overflows for requests of exabytes, which admission refuses only
+// later, and the score went out of range).
+func permille(req, capacity int64) int64 {
+	if req < 0 || req >= capacity {
+		if req < 0 {
+			return 0
+		}
+		return 1000
+	}
+	return 1000 * req / capacity
 }
