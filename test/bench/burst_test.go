@@ -13,6 +13,7 @@ func benchBurst(n *node, size int, rest bool, r *results) {
 	t0, pods := n.createMany(fmt.Sprintf("b%d", size), size)
 	last := n.waitAll("running", pods, 10*time.Minute)
 	r.burst[size] = float64(size) / last.Sub(t0).Seconds()
+	progress("runlet: burst of %d: %.2f pods/s", size, r.burst[size])
 	if !rest {
 		progress("runlet: deleting the %d pods of the burst", size)
 		n.gone(pods)
@@ -22,6 +23,8 @@ func benchBurst(n *node, size int, rest bool, r *results) {
 	progress("runlet: %d pods at rest: settling %v, then CPU over %v", size, n.cfg.settle, n.cfg.cpuWindow)
 	r.rest = atRest(n.t, n.cfg, n.rl.PID(), n.be.ServicePID(), n.rl.MetricsURL())
 	r.relist = relistCost(n, size)
+	progress("runlet: %d pods at rest: runlet CPU %.2f %%, podman service %.2f %%; runlet RSS %.1f MiB (%s); relist %.1f ms (p50 %.1f)",
+		size, r.rest.cpu, r.rest.svcCPU, r.rest.mem.rss, r.rest.mem, r.relist.mean, r.relist.p50)
 
 	k := min(n.cfg.n, len(pods))
 	progress("runlet: %d deletes (grace 0 → API object gone and podman pod removed)", k)

@@ -80,14 +80,18 @@ func (n *node) waitAll(what string, pods []*v1.Pod, timeout time.Duration) time.
 	return last
 }
 
-// gone deletes pods (grace 0) and waits until the API and podman have forgotten them.
+// gone deletes pods (grace 0) and waits until the API and podman have
+// forgotten them. The wait grows with the number of pods: runlet removes
+// them from podman one by one, in no particular order, and a busy podman
+// service takes seconds for each.
 func (n *node) gone(pods []*v1.Pod) {
 	for _, p := range pods {
 		deletePod(n.t, n.ctx, n.api, p.Name)
 	}
+	deadline := time.Now().Add(2*time.Minute + time.Duration(len(pods))*3*time.Second)
 	for _, p := range pods {
-		n.wait("gone", p.Name, 2*time.Minute)
-		waitClean(n.t, n.ctx, n.c, p, 2*time.Minute)
+		n.wait("gone", p.Name, time.Until(deadline))
+		waitClean(n.t, n.ctx, n.c, p, time.Until(deadline))
 	}
 }
 

@@ -1,12 +1,9 @@
 package bench
 
 import (
-	"context"
 	"fmt"
-	"testing"
 	"time"
 
-	"github.com/runlet/runlet/internal/runtime/podman"
 	"github.com/runlet/runlet/test/e2e/framework"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,8 +14,9 @@ import (
 // second (busybox httpd answering it), and measures runlet's CPU and
 // goroutines while they are probed. runlet sends the probes itself: the
 // podman service's CPU shows they cost it nothing.
-func benchProbes(t *testing.T, ctx context.Context, cfg config, be *podman.Backend, rl *framework.Runlet, ns string, w *marks, r *results) {
-	api := framework.Get(t).Client.CoreV1().Pods(ns)
+func benchProbes(n *node, r *results) {
+	t, ctx, cfg, rl, ns := n.t, n.ctx, n.cfg, n.rl, n.ns
+	api := n.api
 	count := cfg.bursts[0]
 	progress("runlet: %d pods with an httpGet readiness probe every second", count)
 	g0 := metricValue(rl.MetricsURL(), "go_goroutines")
@@ -35,22 +33,16 @@ func benchProbes(t *testing.T, ctx context.Context, cfg config, be *podman.Backe
 		t.Fatal(err)
 	}
 	for _, p := range pods {
-		if _, ok := w.wait("ready/"+p.Name, 5*time.Minute); !ok {
+		if _, ok := n.w.wait("ready/"+p.Name, 5*time.Minute); !ok {
 			t.Fatalf("pod %s not ready\n%s", p.Name, framework.DescribePod(ns, p.Name))
 		}
 	}
 	progress("runlet: %d probed pods ready: settling %v, then CPU over %v", count, cfg.settle, cfg.cpuWindow)
 	time.Sleep(cfg.settle)
-	r.probeCPU, r.probeSvcCPU = cpuOver(t, cfg.cpuWindow, rl.PID(), be.ServicePID())
+	r.probeCPU, r.probeSvcCPU = cpuOver(t, cfg.cpuWindow, rl.PID(), n.be.ServicePID())
 	r.probeGoroutines = metricValue(rl.MetricsURL(), "go_goroutines") - g0
 
-	for _, p := range pods {
-		deletePod(t, ctx, api, p.Name)
-	}
-	for _, p := range pods {
-		if _, ok := w.wait("gone/"+p.Name, 2*time.Minute); !ok {
-			t.Fatalf("pod %s not gone", p.Name)
-		}
-		waitClean(t, ctx, be.Client(), p, 2*time.Minute)
-	}
+	progress("runlet: probes: %.2f %% of a core (podman service %.2f %%), +%.0f goroutines; deleting the pods",
+		r.probeCPU, r.probeSvcCPU, r.probeGoroutines)
+	n.gone(pods)
 }

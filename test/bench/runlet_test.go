@@ -52,7 +52,7 @@ func benchRunlet(t *testing.T, ctx context.Context, cfg config, be *podman.Backe
 	if cfg.scale > 0 {
 		benchScale(n, r)
 	}
-	benchProbes(t, ctx, cfg, be, rl, ns, n.w, r)
+	benchProbes(n, r)
 	r.relistRunletN, r.relistRunlet = relistHistogram(rl.MetricsURL())
 }
 

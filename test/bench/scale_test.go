@@ -14,6 +14,8 @@ func benchScale(n *node, r *results) {
 		n.cfg.scale, r.scaleReady.Round(time.Second), n.cfg.settle, n.cfg.cpuWindow)
 	r.scaleRest = atRest(n.t, n.cfg, n.rl.PID(), n.be.ServicePID(), n.rl.MetricsURL())
 	r.scaleRelist = relistCost(n, n.cfg.scale)
+	progress("runlet: %d pods at rest: runlet CPU %.2f %%, podman service %.2f %%; runlet RSS %.1f MiB (%s); relist %.1f ms (p50 %.1f)",
+		n.cfg.scale, r.scaleRest.cpu, r.scaleRest.svcCPU, r.scaleRest.mem.rss, r.scaleRest.mem, r.scaleRelist.mean, r.scaleRelist.p50)
 	progress("runlet: deleting the %d pods", n.cfg.scale)
 	n.gone(pods)
 }
