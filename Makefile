@@ -55,7 +55,7 @@ test-e2e: deps cp
 
 # bench: runlet's figures next to the raw podman API's, one run (test/bench; RUNLET_BENCH_* env knobs)
 bench: deps cp
-	RUNLET_BENCH=1 $(GO) test -count=1 -timeout 30m -v -run TestBench ./test/bench
+	RUNLET_BENCH=1 $(GO) test -count=1 -timeout 90m -v -run TestBench ./test/bench
 
 # conformance: the upstream [NodeConformance] e2e specs against a runlet node (hack/conformance; 30-60 min;
 # FOCUS, SKIP, SPEC_LIST, PROCS, TIMEOUT env knobs). Not part of `make test`.

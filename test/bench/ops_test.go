@@ -2,14 +2,10 @@ package bench
 
 import (
 	"fmt"
-	"net/http"
 	"sort"
 	"strings"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 )
 
 // opStats is runlet's podman requests by operation: count and total time.
@@ -20,14 +16,7 @@ type opStats map[string]struct {
 
 // scrapeOps reads runlet_runtime_operations_duration_seconds from runlet.
 func scrapeOps(metricsURL string) (opStats, error) {
-	c := &http.Client{Timeout: 10 * time.Second}
-	resp, err := c.Get(metricsURL + "/metrics")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
+	families, err := scrape(metricsURL)
 	if err != nil {
 		return nil, err
 	}

@@ -1,33 +1,27 @@
 package bench
 
 import (
-	"bufio"
-	"context"
 	"fmt"
-	"math"
-	"net/http"
-	"strconv"
-	"strings"
-	"testing"
 	"time"
 
-	"github.com/runlet/runlet/internal/runtime/podman"
 	"github.com/runlet/runlet/test/e2e/framework"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// benchProbes runs cfg.burst pods, each with an httpGet readiness probe every
+// benchProbes runs cfg.bursts[0] pods, each with an httpGet readiness probe every
 // second (busybox httpd answering it), and measures runlet's CPU and
 // goroutines while they are probed. runlet sends the probes itself: the
 // podman service's CPU shows they cost it nothing.
-func benchProbes(t *testing.T, ctx context.Context, cfg config, be *podman.Backend, rl *framework.Runlet, ns string, w *marks, r *results) {
-	api := framework.Get(t).Client.CoreV1().Pods(ns)
-	progress("runlet: %d pods with an httpGet readiness probe every second", cfg.burst)
-	g0 := goroutines(rl.MetricsURL())
-	pods := make([]*v1.Pod, cfg.burst)
-	err := parallel(20, cfg.burst, func(i int) (err error) {
+func benchProbes(n *node, r *results) {
+	t, ctx, cfg, rl, ns := n.t, n.ctx, n.cfg, n.rl, n.ns
+	api := n.api
+	count := cfg.bursts[0]
+	progress("runlet: %d pods with an httpGet readiness probe every second", count)
+	g0 := metricValue(rl.MetricsURL(), "go_goroutines")
+	pods := make([]*v1.Pod, count)
+	err := parallel(20, count, func(i int) (err error) {
 		c := framework.Busybox("web", "sh", "-c", "echo ok >/var/www/index.html; exec httpd -f -p 8080 -h /var/www")
 		c.ReadinessProbe = &v1.Probe{PeriodSeconds: 1, ProbeHandler: v1.ProbeHandler{
 			HTTPGet: &v1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8080)}}}
@@ -39,45 +33,16 @@ func benchProbes(t *testing.T, ctx context.Context, cfg config, be *podman.Backe
 		t.Fatal(err)
 	}
 	for _, p := range pods {
-		if _, ok := w.wait("ready/"+p.Name, 5*time.Minute); !ok {
+		if _, ok := n.w.wait("ready/"+p.Name, 5*time.Minute); !ok {
 			t.Fatalf("pod %s not ready\n%s", p.Name, framework.DescribePod(ns, p.Name))
 		}
 	}
-	progress("runlet: %d probed pods ready: settling %v, then CPU over %v", cfg.burst, cfg.settle, cfg.cpuWindow)
+	progress("runlet: %d probed pods ready: settling %v, then CPU over %v", count, cfg.settle, cfg.cpuWindow)
 	time.Sleep(cfg.settle)
-	cpu0, svc0, wall0 := cpuTicks(t, rl.PID()), cpuTicks(t, be.ServicePID()), time.Now()
-	time.Sleep(cfg.cpuWindow)
-	const clkTck = 100 // USER_HZ on Linux
-	perCent := func(ticks int64) float64 { return float64(ticks) / clkTck / time.Since(wall0).Seconds() * 100 }
-	r.probeCPU, r.probeSvcCPU = perCent(cpuTicks(t, rl.PID())-cpu0), perCent(cpuTicks(t, be.ServicePID())-svc0)
-	r.probeGoroutines = goroutines(rl.MetricsURL()) - g0
+	r.probeCPU, r.probeSvcCPU = cpuOver(t, cfg.cpuWindow, rl.PID(), n.be.ServicePID())
+	r.probeGoroutines = metricValue(rl.MetricsURL(), "go_goroutines") - g0
 
-	for _, p := range pods {
-		deletePod(t, ctx, api, p.Name)
-	}
-	for _, p := range pods {
-		if _, ok := w.wait("gone/"+p.Name, 2*time.Minute); !ok {
-			t.Fatalf("pod %s not gone", p.Name)
-		}
-		waitClean(t, ctx, be.Client(), p, 2*time.Minute)
-	}
-}
-
-// goroutines reads go_goroutines from runlet's /metrics (NaN if unreadable).
-func goroutines(metricsURL string) float64 {
-	resp, err := http.Get(metricsURL + "/metrics")
-	if err != nil {
-		return math.NaN()
-	}
-	defer func() { _ = resp.Body.Close() }()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "go_goroutines "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err == nil {
-				return f
-			}
-		}
-	}
-	return math.NaN()
+	progress("runlet: probes: %.2f %% of a core (podman service %.2f %%), +%.0f goroutines; deleting the pods",
+		r.probeCPU, r.probeSvcCPU, r.probeGoroutines)
+	n.gone(pods)
 }

@@ -62,27 +62,36 @@ func benchRaw(t *testing.T, ctx context.Context, cfg config, be *podman.Backend,
 	}
 	removeRaw(ctx, c, run)
 
-	progress("raw: burst of %d pods, %d clients", cfg.burst, cfg.rawClients)
-	pods = make([]rawObj, cfg.burst)
+	for i, size := range cfg.bursts {
+		pods := rawBurst(t, cfg, size, start, r)
+		if i == 0 {
+			progress("raw: %d deletes (pod rm -f)", min(cfg.n, len(pods)))
+			for _, p := range pods[:min(cfg.n, len(pods))] {
+				t0 := time.Now()
+				if err := c.RemovePod(ctx, p.pod); err != nil {
+					t.Fatal(err)
+				}
+				r.rawDelete = append(r.rawDelete, time.Since(t0))
+			}
+		}
+		removeRaw(ctx, c, run)
+	}
+}
+
+// rawBurst starts size pods from cfg.clients clients at once, as runlet's burst creates them.
+func rawBurst(t *testing.T, cfg config, size int, start func() (rawObj, error), r *results) []rawObj {
+	progress("raw: burst of %d pods, %d clients", size, cfg.clients)
+	pods := make([]rawObj, size)
 	t0 := time.Now()
-	err := parallel(cfg.rawClients, cfg.burst, func(i int) (err error) {
+	err := parallel(cfg.clients, size, func(i int) (err error) {
 		pods[i], err = start()
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.rawBurst = float64(cfg.burst) / time.Since(t0).Seconds()
-
-	progress("raw: %d deletes (pod rm -f)", min(cfg.n, len(pods)))
-	for _, p := range pods[:min(cfg.n, len(pods))] {
-		t0 := time.Now()
-		if err := c.RemovePod(ctx, p.pod); err != nil {
-			t.Fatal(err)
-		}
-		r.rawDelete = append(r.rawDelete, time.Since(t0))
-	}
-	removeRaw(ctx, c, run)
+	r.rawBurst[size] = float64(size) / time.Since(t0).Seconds()
+	return pods
 }
 
 // rawPod creates a pod with one busybox `sleep 3600` container and starts it (which starts the infra
