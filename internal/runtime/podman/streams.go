@@ -99,6 +99,11 @@ func (b *Backend) Exec(ctx context.Context, id string, cmd []string, sio runtime
 	if err != nil {
 		return -1, wrapf(err, "starting exec in container %s", shortID(id))
 	}
+	// podman answers the start once conmon runs the session: the command's
+	// own time begins here.
+	if sio.Started != nil {
+		sio.Started()
+	}
 	resize := func(s runtime.TermSize) error { return b.client.ExecResize(ctx, execID, s.Width, s.Height) }
 	if err := pipe(ctx, conn, sio, resize); err != nil {
 		return -1, wrapf(err, "exec in container %s", shortID(id))
