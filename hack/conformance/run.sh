@@ -14,7 +14,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 bash "$HACK_DIR/install-deps.sh"
-for p in gcc libc6-dev python3 hostname; do # for the test images and the summary
+for p in gcc libc6-dev make bzip2 python3 hostname; do # for the test images (busybox from source) and the summary
   dpkg -s "$p" >/dev/null 2>&1 || { log "installing $p"; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null; }
 done
 bash "$HACK_DIR/cp-build.sh" >/dev/null
