@@ -1,9 +1,10 @@
 #!/bin/bash
 # Build stand-ins for the e2e test images of k8s.io/kubernetes v1.37.2 (test/utils/image/manifest.go)
 # without any registry, and import them into podman's local storage under the exact names the e2e
-# specs use. Nothing is pulled: rootfs trees are assembled from busybox-static, binaries compiled from
-# the k8s.io/kubernetes module (agnhost, nonewprivs, pause.c), and Debian binaries plus the shared
-# libraries ldd reports (bash, curl, ipc-utils, glibc hostname, nginx). Work dirs live under
+# specs use. Nothing is pulled: rootfs trees are assembled from an upstream busybox built from source
+# (Debian's source package, without Debian's patches), binaries compiled from the k8s.io/kubernetes
+# module (agnhost, nonewprivs, pause.c), and Debian binaries plus the shared libraries ldd reports
+# (bash, curl, ipc-utils, glibc hostname, nginx). Work dirs live under
 # ~/.cache/runlet/conformance-v1.37.2/images; an image already in podman is skipped.
 #
 # Usage: images.sh [image ...]   images: busybox pause agnhost nonroot nonewprivs kitten nautilus
@@ -22,8 +23,9 @@ DEFPATH='PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 mk_busybox_root() {
   local d=$1; rm -rf "$d"; mkdir -p "$d"/{bin,etc,home,root,tmp,usr/sbin,usr/bin,usr/local/bin,var/spool/mail,var/www,dev,proc,sys}
   chmod 1777 "$d/tmp"; chmod 700 "$d/root"
-  cp /bin/busybox "$d/bin/busybox"
-  for a in $(/bin/busybox --list); do [ "$a" = busybox ] || ln "$d/bin/busybox" "$d/bin/$a"; done
+  local bb; bb=$(upstream_busybox)
+  cp "$bb" "$d/bin/busybox"
+  for a in $("$bb" --list); do [ "$a" = busybox ] || ln "$d/bin/busybox" "$d/bin/$a"; done
   cat > "$d/etc/passwd" <<'EOF'
 root:x:0:0:root:/root:/bin/sh
 daemon:x:1:1:daemon:/usr/sbin:/bin/false
@@ -64,10 +66,31 @@ users:x:100:
 nogroup:x:65534:
 EOF
   printf 'hosts: files dns\n' > "$d/etc/nsswitch.conf"
-  # /bin/sh is bash: Debian's static busybox ash runs its own applets before anything on PATH (so its
-  # nc, which has no UDP, would shadow a real one) and drops environment variables whose names are not
-  # shell identifiers (`data-1`); the images' busybox 1.37 / alpine ash do neither.
-  add_dyn "$d" /usr/bin/bash /bin/bash; rm -f "$d/bin/sh"; ln -s bash "$d/bin/sh"
+}
+# upstream_busybox: path of a static busybox built from upstream's source with its defconfig, as the
+# images' busybox is. Debian's busybox-static will not do: its ash runs its own applets before anything
+# on PATH, drops environment variables whose names are not shell identifiers (`data-1`, a patch of
+# Debian's), and bash in its place words errors differently from ash ("can't create /file: …").
+upstream_busybox() {
+  local dir=$CONF_CACHE/images/busybox-src out=$CONF_CACHE/images/busybox-src/busybox
+  [ -x "$out" ] && { echo "$out"; return; }
+  log "building busybox from source (once, about 3 min)"
+  rm -rf "$dir"; mkdir -p "$dir/lists/partial" "$dir/parts" "$dir/cache"
+  # the source package through a sources list of our own: the host's apt config stays as it is
+  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    >"$dir/parts/src.sources"
+  local apt=(apt-get -qq -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$dir/parts"
+    -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" -o APT::Sandbox::User=root)
+  "${apt[@]}" update >&2
+  ( cd "$dir" && "${apt[@]}" source --download-only busybox >&2 )
+  tar -C "$dir" -xjf "$(ls "$dir"/busybox_*.orig.tar.bz2 | head -1)"
+  local src; src=$(ls -d "$dir"/busybox-*/ | head -1)
+  # defconfig, static; tc does not build against current kernel headers (no CBQ)
+  make -C "$src" -s defconfig >"$dir/defconfig.log" 2>&1
+  sed -i 's/^# CONFIG_STATIC is not set/CONFIG_STATIC=y/; s/^CONFIG_TC=y/# CONFIG_TC is not set/' "$src/.config"
+  make -C "$src" -s -j"$(nproc)" busybox >"$dir/build.log" 2>&1 || die "busybox build failed: $dir/build.log"
+  cp "$src/busybox" "$out.tmp"; mv "$out.tmp" "$out"
+  echo "$out"
 }
 # add_dyn ROOT SRC [DEST] : copy an ELF binary plus every shared library ldd reports (same paths)
 add_dyn() {
@@ -146,7 +169,7 @@ build_agnhost() { # alpine + agnhost; ENTRYPOINT ["/agnhost"] CMD ["pause"]
   # alpine's apk packages in the real image: bash, curl (nc/ip/ss/wget come from busybox here)
   add_dyn "$r" /usr/bin/bash /bin/bash
   add_dyn "$r" /usr/bin/curl /usr/bin/curl
-  # alpine's busybox nc speaks UDP (`nc -w 1 -u`, the networking specs); Debian's busybox nc does not
+  # alpine's busybox nc speaks UDP (`nc -w 1 -u`, the networking specs); OpenBSD's nc does it the same way
   rm -f "$r/bin/nc"; add_deb_bin "$r" netcat-openbsd /bin/nc.openbsd /usr/bin/nc
   # /var/registry: content for `agnhost fake-registry-server` (the real image crane-copies
   # registry.k8s.io/pause:3.10.2 there as pause:testing; here it is built from the local pause image)

@@ -14,7 +14,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 bash "$HACK_DIR/install-deps.sh"
-for p in gcc libc6-dev python3 hostname; do # for the test images and the summary
+for p in gcc libc6-dev make bzip2 python3 hostname; do # for the test images (busybox from source) and the summary
   dpkg -s "$p" >/dev/null 2>&1 || { log "installing $p"; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null; }
 done
 bash "$HACK_DIR/cp-build.sh" >/dev/null
@@ -71,6 +71,8 @@ teardown() {
   # shellcheck disable=SC2086
   [ -z "$ctrs" ] || podman rm -f -t 0 $ctrs >/dev/null 2>&1 || true
   rm -rf "$CP_DIR/etcd"
+  # the tmpfs volumes of pods still being deleted when runlet stopped (innermost first)
+  awk -v p="$RUN/runlet/" 'index($2, p) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do umount "$m" || true; done
   if [ "$RC" = 0 ] && [ "${KEEP:-0}" != 1 ]; then rm -rf "$RUN/runlet"; fi
   log "state and logs in $RUN"
 }

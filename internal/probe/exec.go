@@ -33,19 +33,51 @@ func (e *ExitError) Error() string {
 	return fmt.Sprintf("command '%s' exited with %d", strings.Join(e.Cmd, " "), e.Code)
 }
 
+// execSetupAllowance is how long the runtime may take on top of a timed
+// command to set up and tear down the exec session, as the kubelet's CRI
+// client adds its runtime request timeout (2 min) to ExecSync's timeout.
+const execSetupAllowance = 2 * time.Minute
+
+// errTimedOut is the cause of a context cancelled by a command's timeout.
+var errTimedOut = errors.New("exec timeout")
+
 // RunInContainer runs cmd in the container and returns its combined output
-// (at most 10 KiB). A timeout of 0 leaves only ctx to bound it. A non-zero
-// exit is an *ExitError; a timeout wraps ErrCommandTimedOut.
+// (at most 10 KiB). A timeout of 0 leaves only ctx to bound it. The timeout
+// counts from the moment the command runs (the runtime's Started call), as
+// the CRI runtimes count ExecSync's: a busy podman setting up the session
+// is not the command being slow. A non-zero exit is an *ExitError; a
+// timeout wraps ErrCommandTimedOut.
 func RunInContainer(ctx context.Context, rt Execer, containerID string, cmd []string, timeout time.Duration) ([]byte, error) {
+	sio := runtime.StreamIO{}
 	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		expire := func() { cancel(errTimedOut) }
+		overall := time.AfterFunc(timeout+execSetupAllowance, expire)
+		defer overall.Stop()
+		var mu sync.Mutex
+		var cmdTimer *time.Timer
+		defer func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if cmdTimer != nil {
+				cmdTimer.Stop()
+			}
+		}()
+		sio.Started = func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if cmdTimer == nil {
+				cmdTimer = time.AfterFunc(timeout, expire)
+			}
+		}
 	}
 	out := &limitedBuffer{max: maxExecOutput}
-	code, err := rt.Exec(ctx, containerID, cmd, runtime.StreamIO{Stdout: out, Stderr: out})
+	sio.Stdout, sio.Stderr = out, out
+	code, err := rt.Exec(ctx, containerID, cmd, sio)
 	switch {
-	case timeout > 0 && ctx.Err() == context.DeadlineExceeded:
+	case timeout > 0 && errors.Is(context.Cause(ctx), errTimedOut):
 		// The command may live on in the container: podman cannot stop an
 		// exec session, as the kubelet's runtimes mostly cannot either.
 		return out.Bytes(), fmt.Errorf("%w: %q timed out after %s", ErrCommandTimedOut, strings.Join(cmd, " "), timeout)

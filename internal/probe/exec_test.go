@@ -76,3 +76,38 @@ func TestExecProbe(t *testing.T) {
 		t.Errorf("unknown container: %v", err)
 	}
 }
+
+// slowSetup is a runtime whose exec session takes longer to set up than the
+// command's timeout; the command itself then runs as run says.
+type slowSetup struct {
+	setup <-chan struct{} // closed when the session is set up
+	run   func(ctx context.Context) (int, error)
+}
+
+func (s slowSetup) Exec(ctx context.Context, _ string, _ []string, sio runtime.StreamIO) (int, error) {
+	select {
+	case <-s.setup:
+	case <-ctx.Done():
+		return -1, ctx.Err()
+	}
+	sio.Started()
+	return s.run(ctx)
+}
+
+// The timeout is the command's, as on the kubelet's runtimes: a runtime slow
+// to set up the exec session does not fail a quick command, and a command
+// that hangs once started still times out.
+func TestExecTimeoutCountsFromStart(t *testing.T) {
+	ctx := context.Background()
+	setup := make(chan struct{})
+	time.AfterFunc(300*time.Millisecond, func() { close(setup) }) // set-up: six times the timeout
+	quick := slowSetup{setup: setup, run: func(context.Context) (int, error) { return 0, nil }}
+	if res, out, err := Exec(ctx, quick, "id", []string{"true"}, 50*time.Millisecond); res != Success || err != nil {
+		t.Errorf("quick command after a slow set-up: %s %q %v; want success", res, out, err)
+	}
+	hang := slowSetup{setup: setup, run: func(ctx context.Context) (int, error) { <-ctx.Done(); return -1, ctx.Err() }}
+	res, out, err := Exec(ctx, hang, "id", []string{"hang"}, 50*time.Millisecond)
+	if res != Failure || out != `command timed out: "hang" timed out after 50ms` || err != nil {
+		t.Errorf("hanging command: %s %q %v; want a timeout failure", res, out, err)
+	}
+}

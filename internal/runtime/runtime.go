@@ -276,6 +276,10 @@ type StreamIO struct {
 	Stdout, Stderr io.Writer
 	TTY            bool
 	Resize         <-chan TermSize
+	// Started, if set, is called once an exec'd command is running: its
+	// timeout counts from there, as the CRI's ExecSync counts it, and not
+	// the runtime's own set-up of the exec session.
+	Started func()
 }
 
 // TermSize is a terminal size change.

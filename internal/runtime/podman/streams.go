@@ -99,11 +99,51 @@ func (b *Backend) Exec(ctx context.Context, id string, cmd []string, sio runtime
 	if err != nil {
 		return -1, wrapf(err, "starting exec in container %s", shortID(id))
 	}
+	started := b.watchExecStart(ctx, execID, sio.Started)
 	resize := func(s runtime.TermSize) error { return b.client.ExecResize(ctx, execID, s.Width, s.Height) }
-	if err := pipe(ctx, conn, sio, resize); err != nil {
+	err = pipe(ctx, conn, sio, resize)
+	started(err == nil)
+	if err != nil {
 		return -1, wrapf(err, "exec in container %s", shortID(id))
 	}
 	return b.execExitCode(ctx, execID)
+}
+
+// watchExecStart calls notify once the exec session's process runs. podman
+// answers the start request while conmon is still setting the session up
+// (runc exec can take seconds on a busy host), so the process is running
+// once podman reports its PID; a timeout counted from there counts the
+// command, as the CRI runtimes count ExecSync's. The returned func stops the
+// watch; given true (the output ended normally) it calls notify if the watch
+// had not yet: the command did run.
+func (b *Backend) watchExecStart(ctx context.Context, execID string, notify func()) func(ran bool) {
+	if notify == nil {
+		return func(bool) {}
+	}
+	var once sync.Once
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for delay := 5 * time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+			if st, err := b.client.ExecInspect(ctx, execID); err == nil && st.Pid != 0 {
+				once.Do(notify)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(delay):
+			}
+		}
+	}()
+	return func(ran bool) {
+		cancel()
+		<-done
+		if ran {
+			once.Do(notify)
+		}
+	}
 }
 
 // execExitCode reads the exit code; right after the stream ends podman may

@@ -571,6 +571,9 @@ func (f *Fake) Exec(ctx context.Context, id string, cmd []string, sio runtime.St
 	case !known:
 		return -1, fmt.Errorf("container %s: %w", id, runtime.ErrNotFound)
 	}
+	if sio.Started != nil {
+		sio.Started() // the fake's command starts when fn is called
+	}
 	return fn(ctx, id, cmd, sio)
 }
 

@@ -93,9 +93,14 @@ func (s *suite) testExec(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 
 	var out, errb bytes.Buffer
-	code, err := s.rt.Exec(ctx, id, []string{"sh", "-c", "echo hello; echo oops >&2; exit 7"}, runtime.StreamIO{Stdout: &out, Stderr: &errb})
+	started := 0 // a probe's timeout counts from this call
+	code, err := s.rt.Exec(ctx, id, []string{"sh", "-c", "echo hello; echo oops >&2; exit 7"},
+		runtime.StreamIO{Stdout: &out, Stderr: &errb, Started: func() { started++ }})
 	if err != nil || code != 7 {
 		t.Fatalf("Exec(exit 7) = %d, %v; want 7", code, err)
+	}
+	if started != 1 {
+		t.Errorf("Exec called StreamIO.Started %d times; want once, when the command runs", started)
 	}
 	if out.String() != "hello\n" || errb.String() != "oops\n" {
 		t.Errorf("Exec stdout %q, stderr %q; want %q, %q", out.String(), errb.String(), "hello\n", "oops\n")
