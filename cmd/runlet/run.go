@@ -185,7 +185,7 @@ func (c *core) RuntimeStatus(uid types.UID) *runtime.PodStatus { return c.cache.
 
 func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *core, host runtime.HostInfo, nodeIP string, rec record.EventRecorder, log *logrus.Entry) error {
 	apiSource := c.config.Channel(podconfig.APISource)
-	if err := startStaticSources(ctx, o, c.config, rec, log); err != nil {
+	if err := startStaticSources(ctx, o, c.config, client, log); err != nil {
 		return err
 	}
 	var prov *provider.Provider
