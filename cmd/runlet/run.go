@@ -109,6 +109,8 @@ type core struct {
 	provider atomic.Pointer[provider.Provider]
 	objects  podObjects
 	volumes  *volume.Manager
+	// node is what admission checks pods against, once the framework built it.
+	node atomic.Pointer[admitNode]
 }
 
 func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry) *core {
@@ -141,16 +143,13 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 		Mirror:      c.mirror,
 		InAPI:       c.inAPI,
 		Volumes:     c.volumes,
-		Admit:       c.admitPressure,
+		Admit:       c.admit,
 	})
 	files, _ := rt.(stats.ContainerFiles)
 	c.stats = newStats(o, c, host, files)
 	c.eviction = newEvictionManager(ctx, o, c, rec, log)
 	return c
 }
-
-// admitPressure refuses new pods the node's pressure would not let run.
-func (c *core) admitPressure(p *v1.Pod) (bool, string, string) { return c.eviction.Admit(p) }
 
 // inAPI reports a pod the API holds for the node; before the framework is up
 // nothing is known, so nothing counts as an orphan's yet either.
@@ -199,6 +198,7 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 			return nil, nil, err
 		}
 		nodeinfo.Reserve(pc.Node, eviction.HardEvictionReservation(o.evictionThresholds, pc.Node.Status.Capacity))
+		c.node.Store(newAdmitNode(client, pc.Node))
 		prov = provider.New(provider.Config{
 			NodeName: o.NodeName, Source: apiSource, Status: c.status, Runtime: c.backend,
 			Pods: c, APIPods: pc.Pods, Log: log.WithField("component", "provider"), Static: c.mirror,
