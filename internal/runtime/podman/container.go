@@ -105,6 +105,10 @@ func bindMounts(ms []runtime.Mount) []Mount {
 // cfsPeriod is the CFS period CPU limits are expressed in (100 ms, as kubelet).
 const cfsPeriod = 100000
 
+// minQuota is the smallest CFS quota the kernel takes (1 ms); the kubelet
+// raises smaller ones (a limit under 10m) to it.
+const minQuota = 1000
+
 func resources(r runtime.Resources) *LinuxResources {
 	if r == (runtime.Resources{}) {
 		return nil
@@ -125,7 +129,7 @@ func resources(r runtime.Resources) *LinuxResources {
 			lr.CPU.Shares = &r.CPUShares
 		}
 		if r.CPUMillis > 0 {
-			quota, period := r.CPUMillis*cfsPeriod/1000, uint64(cfsPeriod)
+			quota, period := max(r.CPUMillis*cfsPeriod/1000, minQuota), uint64(cfsPeriod)
 			lr.CPU.Quota, lr.CPU.Period = &quota, &period
 		}
 	}
