@@ -271,6 +271,25 @@ func TestPullFailureNamesMissingSecrets(t *testing.T) {
 	}
 }
 
+// A pod forgotten while its pull backs off leaves no pull error behind.
+func TestForgetDropsPullErrors(t *testing.T) {
+	r := newRegistry()
+	r.fail = errors.New("manifest unknown")
+	close(r.release)
+	m, _ := newImageManager(t, r)
+	for _, uid := range []string{"p1", "p2"} {
+		if _, err := m.SyncPod(context.Background(), podWithImage(uid, "reg.example/gone:1"), &runtime.PodStatus{UID: uid}); err == nil {
+			t.Fatal("no error")
+		}
+	}
+	m.Forget("p1")
+	var left []string
+	m.pullErrors.Range(func(k, _ any) bool { left = append(left, k.(string)); return true })
+	if fmt.Sprint(left) != "[p2_reg.example/gone:1]" {
+		t.Errorf("pull errors kept: %v; want only p2's", left)
+	}
+}
+
 // A pull whose pod is deleted stops at once, without a failure to report.
 func TestPullCancelledWithItsPod(t *testing.T) {
 	r := newRegistry()

@@ -3,6 +3,7 @@
 package kuberuntime
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -175,8 +176,16 @@ func (m *Manager) setWaiting(uid, name string, w *status.Waiting) {
 // Forget drops what the manager remembers of a pod.
 func (m *Manager) Forget(uid string) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	delete(m.waiting, uid)
+	m.mu.Unlock()
+	// A pod deleted while its image pull was backing off leaves its last
+	// pull errors (keyed <uid>_<image>).
+	m.pullErrors.Range(func(k, _ any) bool {
+		if strings.HasPrefix(k.(string), uid+"_") {
+			m.pullErrors.Delete(k)
+		}
+		return true
+	})
 }
 
 // GC drops backoff entries nobody touched for a long time.
