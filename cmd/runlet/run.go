@@ -134,6 +134,8 @@ type core struct {
 	objects  podObjects
 	volumes  *volume.Manager
 	prober   *prober.Manager
+	// node is what admission checks pods against, once the framework built it.
+	node atomic.Pointer[admitNode]
 }
 
 func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry, res nodeResources, admit syncloop.Admitter) *core {
@@ -175,7 +177,7 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 		Mirror:       c.mirror,
 		InAPI:        c.inAPI,
 		Volumes:      c.volumes,
-		Admit:        c.admitPressure,
+		Admit:        c.admit,
 		Prober:       c.prober,
 		ProbeResults: c.prober.Updates(),
 	})
@@ -184,9 +186,6 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 	c.eviction = newEvictionManager(ctx, o, c, rec, log)
 	return c
 }
-
-// admitPressure refuses new pods the node's pressure would not let run.
-func (c *core) admitPressure(p *v1.Pod) (bool, string, string) { return c.eviction.Admit(p) }
 
 // inAPI reports a pod the API holds for the node; before the framework is up
 // nothing is known, so nothing counts as an orphan's yet either.
@@ -222,7 +221,7 @@ func (c *core) RuntimeStatus(uid types.UID) *runtime.PodStatus { return c.cache.
 
 func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *core, host runtime.HostInfo, nodeIP string, rec record.EventRecorder, log *logrus.Entry, res nodeResources) error {
 	apiSource := c.config.Channel(podconfig.APISource)
-	if err := startStaticSources(ctx, o, c.config, rec, log); err != nil {
+	if err := startStaticSources(ctx, o, c.config, client, log); err != nil {
 		return err
 	}
 	var prov *provider.Provider
@@ -237,6 +236,7 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		if err != nil {
 			return nil, nil, err
 		}
+		c.node.Store(newAdmitNode(client, pc.Node))
 		prov = provider.New(provider.Config{
 			NodeName: o.NodeName, Source: apiSource, Status: c.status, Runtime: c.backend,
 			Pods: c, APIPods: pc.Pods, Log: log.WithField("component", "provider"), Static: c.mirror,

@@ -6,24 +6,33 @@ import (
 
 	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/sirupsen/logrus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 )
 
 // startStaticSources registers and starts the file and http sources whose
 // flags are set. Call it after registering the api source: sources-ready
 // then waits for every registered source, as on the kubelet.
-func startStaticSources(ctx context.Context, o *options, cfg *podconfig.Config, rec record.EventRecorder, log *logrus.Entry) error {
+func startStaticSources(ctx context.Context, o *options, cfg *podconfig.Config, client kubernetes.Interface, log *logrus.Entry) error {
+	if o.ManifestURL == "" && len(o.ManifestURLHeader) > 0 {
+		return fmt.Errorf("--manifest-url-header needs --manifest-url")
+	}
+	if o.ManifestURL == "" && o.PodManifestPath == "" {
+		return nil
+	}
+	rec := newSourceRecorder(ctx, client, o.NodeName)
 	if o.ManifestURL != "" {
 		header, err := podconfig.ParseURLHeaders(o.ManifestURLHeader)
 		if err != nil {
 			return fmt.Errorf("--manifest-url-header: %w", err)
 		}
 		go podconfig.RunHTTPSource(ctx, podconfig.HTTPSourceConfig{
-			URL: o.ManifestURL, Header: header, NodeName: o.NodeName,
+			URL: o.ManifestURL, Header: header, NodeName: o.NodeName, Recorder: rec,
 			Updates: cfg.Channel(podconfig.HTTPSource), Log: log.WithField("source", podconfig.HTTPSource),
 		})
-	} else if len(o.ManifestURLHeader) > 0 {
-		return fmt.Errorf("--manifest-url-header needs --manifest-url")
 	}
 	if o.PodManifestPath != "" {
 		go podconfig.RunFileSource(ctx, podconfig.FileSourceConfig{
@@ -32,4 +41,18 @@ func startStaticSources(ctx context.Context, o *options, cfg *podconfig.Config, 
 		})
 	}
 	return nil
+}
+
+// newSourceRecorder records the sources' problems on the Node. It has its
+// own broadcaster because client-go's default correlator lets 25 Warning
+// events about one object through and then one per 5 minutes, and merges
+// more than 10 with one reason into one: a directory of bad manifests would
+// then show only some of them. The sources report each problem once, so
+// they need no spam filter of their own.
+func newSourceRecorder(ctx context.Context, client kubernetes.Interface, nodeName string) record.EventRecorder {
+	eb := record.NewBroadcaster(record.WithContext(ctx), record.WithCorrelatorOptions(record.CorrelatorOptions{
+		BurstSize: 1000, QPS: 1, MaxEvents: 1000,
+	}))
+	eb.StartRecordingToSink(&corev1client.EventSinkImpl{Interface: client.CoreV1().Events(v1.NamespaceAll)}) // ends with ctx
+	return eb.NewRecorder(scheme.Scheme, v1.EventSource{Component: "runlet", Host: nodeName})
 }

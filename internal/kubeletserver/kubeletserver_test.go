@@ -31,6 +31,7 @@ func TestRequestAttributesFollowTheKubelet(t *testing.T) {
 		{"GET", "/containerLogs/ns/p/c", "get", []string{"proxy"}},
 		{"POST", "/exec/ns/p/c", "create", []string{"proxy"}},
 		{"GET", "/portForward/ns/p", "get", []string{"proxy"}},
+		{"GET", "/debug/pprof/goroutine", "get", []string{"proxy"}},
 		{"GET", "/pods", "get", []string{"pods", "proxy"}},
 		{"GET", "/runningpods/", "get", []string{"pods", "proxy"}},
 		{"GET", "/healthz", "get", []string{"healthz", "proxy"}},

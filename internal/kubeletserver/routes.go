@@ -22,7 +22,7 @@ const (
 )
 
 // Routes serves the kubelet API paths (logs, exec, attach, port-forward,
-// pods, stats, metrics) on p. It is nodeutil.AttachProviderRoutes with one
+// pods, stats, metrics, /debug/pprof) on p. It is nodeutil.AttachProviderRoutes with one
 // fix: virtual-kubelet v1.14.1's api.PodHandler hands the port-forward
 // server its idle and creation timeouts swapped (a forward dies after 30 s
 // idle, and a client that never opens its streams is waited for 4 h), so
@@ -34,6 +34,7 @@ func Routes(p nodeutil.Provider, apiPods corev1listers.PodLister) http.Handler {
 		api.WithPortForwardStreamIdleTimeout(StreamIdleTimeout),
 		api.WithPortForwardCreationTimeout(StreamCreationTimeout),
 	)).Methods(http.MethodPost, http.MethodGet)
+	r.PathPrefix(pprofBasePath).HandlerFunc(profiles)
 	r.NotFoundHandler = api.PodHandler(api.PodHandlerConfig{
 		RunInContainer:    p.RunInContainer,
 		AttachToContainer: p.AttachToContainer,

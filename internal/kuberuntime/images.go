@@ -81,6 +81,11 @@ func (m *Manager) pull(ctx context.Context, pod *v1.Pod, c *v1.Container, key st
 		}
 		m.event(pod, v1.EventTypeWarning, "Failed", "Failed to pull image %q: %v", c.Image, err)
 	}
+	if len(missing) > 0 {
+		// A missing pull secret may be why the pull failed: the kubelet says so.
+		m.event(pod, v1.EventTypeWarning, "FailedToRetrieveImagePullSecret",
+			"Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(missing, ", "))
+	}
 	m.imageBackoff.Next(key, time.Now())
 	m.pullErrors.Store(key, "ErrImagePull: "+err.Error())
 	res, _ := m.imageError(pod, c, "ErrImagePull", err.Error(), err)

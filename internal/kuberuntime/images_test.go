@@ -248,6 +248,48 @@ func TestPullUsesPodSecrets(t *testing.T) {
 	}
 }
 
+// A failed pull with a pull secret missing says so, as the kubelet does; a
+// pull that works needs no such word.
+func TestPullFailureNamesMissingSecrets(t *testing.T) {
+	r := newRegistry()
+	r.fail = errors.New("unauthorized: authentication required")
+	close(r.release)
+	m, rec := newImageManager(t, r)
+	m.SetPullSecrets(pullSecretMap{})
+	pod := podWithImage("p1", "reg.example/private:1")
+	pod.Spec.ImagePullSecrets = []v1.LocalObjectReference{{Name: "gone"}, {Name: "also-gone"}}
+	if _, err := m.SyncPod(context.Background(), pod, &runtime.PodStatus{UID: "p1"}); err == nil {
+		t.Fatal("no error")
+	}
+	want := `Warning FailedToRetrieveImagePullSecret Unable to retrieve some image pull secrets (gone, also-gone); attempting to pull the image may not succeed.`
+	found := false
+	for _, e := range imageEvents(rec) {
+		found = found || e == want
+	}
+	if !found {
+		t.Errorf("no event %q", want)
+	}
+}
+
+// A pod forgotten while its pull backs off leaves no pull error behind.
+func TestForgetDropsPullErrors(t *testing.T) {
+	r := newRegistry()
+	r.fail = errors.New("manifest unknown")
+	close(r.release)
+	m, _ := newImageManager(t, r)
+	for _, uid := range []string{"p1", "p2"} {
+		if _, err := m.SyncPod(context.Background(), podWithImage(uid, "reg.example/gone:1"), &runtime.PodStatus{UID: uid}); err == nil {
+			t.Fatal("no error")
+		}
+	}
+	m.Forget("p1")
+	var left []string
+	m.pullErrors.Range(func(k, _ any) bool { left = append(left, k.(string)); return true })
+	if fmt.Sprint(left) != "[p2_reg.example/gone:1]" {
+		t.Errorf("pull errors kept: %v; want only p2's", left)
+	}
+}
+
 // A pull whose pod is deleted stops at once, without a failure to report.
 func TestPullCancelledWithItsPod(t *testing.T) {
 	r := newRegistry()

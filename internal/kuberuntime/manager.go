@@ -3,6 +3,7 @@
 package kuberuntime
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -201,6 +202,14 @@ func (m *Manager) Forget(uid string) {
 	defer m.mu.Unlock()
 	delete(m.waiting, uid)
 	delete(m.messages, uid)
+	// A pod deleted while its image pull was backing off leaves its last
+	// pull errors (keyed <uid>_<image>).
+	m.pullErrors.Range(func(k, _ any) bool {
+		if strings.HasPrefix(k.(string), uid+"_") {
+			m.pullErrors.Delete(k)
+		}
+		return true
+	})
 }
 
 // GC drops backoff entries nobody touched for a long time.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	utilio "k8s.io/utils/io"
 )
@@ -42,6 +41,9 @@ type fileSource struct {
 	files   map[string]*manifest
 	lastErr string
 	sent    bool
+	// reported holds, per path, the problem last reported for it, so each
+	// problem is logged and recorded once, however often it is re-read.
+	reported map[string]string
 }
 
 type manifest struct {
@@ -55,7 +57,7 @@ func newFileSource(cfg FileSourceConfig) *fileSource {
 	if cfg.Period <= 0 {
 		cfg.Period = DefaultStaticPeriod
 	}
-	return &fileSource{cfg: cfg, files: map[string]*manifest{}}
+	return &fileSource{cfg: cfg, files: map[string]*manifest{}, reported: map[string]string{}}
 }
 
 // errSkip means there is nothing to send: the previous snapshot stands.
@@ -67,7 +69,7 @@ func (s *fileSource) scan() ([]*v1.Pod, error) {
 	st, err := os.Stat(s.cfg.Path)
 	switch {
 	case os.IsNotExist(err):
-		s.files = map[string]*manifest{}
+		s.files, s.reported = map[string]*manifest{}, map[string]string{}
 		return []*v1.Pod{}, fmt.Errorf("%s does not exist, no static pods", s.cfg.Path)
 	case err != nil:
 		return nil, err
@@ -75,6 +77,7 @@ func (s *fileSource) scan() ([]*v1.Pod, error) {
 		return s.scanDir()
 	case st.Mode().IsRegular():
 		pod, err := s.read(s.cfg.Path)
+		s.problem(s.cfg.Path, err)
 		if err != nil && !s.sent {
 			// Bad from the start: no pod, but the source counts as seen, or
 			// housekeeping would wait for it forever.
@@ -89,8 +92,10 @@ func (s *fileSource) scan() ([]*v1.Pod, error) {
 	return nil, fmt.Errorf("%s is not a directory or regular file", s.cfg.Path)
 }
 
-// scanDir reads every non-hidden regular file; bad files are left out and
-// reported, the others still count.
+// scanDir reads every non-hidden regular file, in name order; bad files are
+// left out and reported, the others still count. Of two files defining the
+// same pod (namespace and name), the first keeps it, as the kubelet keeps the
+// first of a source's pods with one name; the second is reported naming both.
 func (s *fileSource) scanDir() ([]*v1.Pod, error) {
 	entries, err := os.ReadDir(s.cfg.Path)
 	if err != nil {
@@ -98,6 +103,7 @@ func (s *fileSource) scanDir() ([]*v1.Pod, error) {
 	}
 	pods := []*v1.Pod{}
 	seen := map[string]bool{}
+	defined := map[string]string{} // pod full name -> the file defining it
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
@@ -109,13 +115,22 @@ func (s *fileSource) scanDir() ([]*v1.Pod, error) {
 			continue
 		}
 		seen[path] = true
-		if pod, err := s.read(path); err == nil {
-			pods = append(pods, pod)
+		pod, err := s.read(path)
+		if err == nil {
+			if first, dup := defined[fullName(pod)]; dup {
+				name := strings.TrimSuffix(pod.Name, "-"+strings.ToLower(s.cfg.NodeName)) // as the manifest says it
+				err = fmt.Errorf("pod %q in namespace %q is already defined by %s", name, pod.Namespace, first)
+			} else {
+				defined[fullName(pod)] = path
+				pods = append(pods, pod)
+			}
 		}
+		s.problem(path, err)
 	}
 	for path := range s.files {
 		if !seen[path] {
 			delete(s.files, path)
+			delete(s.reported, path)
 		}
 	}
 	return pods, nil
@@ -126,21 +141,14 @@ func (s *fileSource) read(path string) (*v1.Pod, error) {
 	prev := s.files[path]
 	data, err := readFile(path)
 	if err != nil {
-		repeated := prev != nil && prev.data == nil && prev.err != nil && prev.err.Error() == err.Error()
-		if !repeated && !os.IsNotExist(err) {
-			s.report(path, err)
-		}
 		s.files[path] = &manifest{err: err}
 		return nil, err
 	}
 	if prev != nil && prev.data != nil && bytes.Equal(prev.data, data) {
-		return prev.pod, prev.err // already parsed, and reported if bad
+		return prev.pod, prev.err // already parsed
 	}
 	pod, err := parseManifest(data, staticSource{kind: FileSource, location: path, nodeName: s.cfg.NodeName})
 	s.files[path] = &manifest{data: data, pod: pod, err: err}
-	if err != nil {
-		s.report(path, err)
-	}
 	return pod, err
 }
 
@@ -150,7 +158,11 @@ func readFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return utilio.ReadAtMost(f, maxConfigLength)
+	data, err := utilio.ReadAtMost(f, maxConfigLength)
+	if errors.Is(err, utilio.ErrLimitReached) {
+		return nil, errTooLarge
+	}
+	return data, err
 }
 
 // parseManifest turns one file's content into a ready static pod.
@@ -165,15 +177,22 @@ func parseManifest(data []byte, src staticSource) (*v1.Pod, error) {
 	return pod, nil
 }
 
-// report says once per bad content why a manifest is ignored.
-func (s *fileSource) report(path string, err error) {
-	s.cfg.Log.WithError(err).WithField("path", path).Error("static pod manifest ignored")
-	if s.cfg.Recorder == nil {
+// problem reports why a manifest is ignored (err nil: it is fine), once per
+// problem: an unchanged bad file re-read every period says nothing new.
+func (s *fileSource) problem(path string, err error) {
+	if err == nil || os.IsNotExist(err) { // a file removed while scanning is no problem
+		delete(s.reported, path)
 		return
 	}
-	node := &v1.ObjectReference{Kind: "Node", Name: s.cfg.NodeName, UID: types.UID(s.cfg.NodeName)}
-	s.cfg.Recorder.Eventf(node, v1.EventTypeWarning, "InvalidManifest",
-		"Static pod manifest %s ignored: %v", path, err)
+	if s.reported[path] == err.Error() {
+		return
+	}
+	s.reported[path] = err.Error()
+	s.cfg.Log.WithError(err).WithField("path", path).Error("static pod manifest ignored")
+	if s.cfg.Recorder != nil {
+		s.cfg.Recorder.Eventf(nodeRef(s.cfg.NodeName), v1.EventTypeWarning, ReasonInvalidManifest,
+			"Static pod manifest %s ignored: %v", path, err)
+	}
 }
 
 // list scans and sends the snapshot, logging why when there is none.

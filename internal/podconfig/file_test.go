@@ -187,3 +187,44 @@ func TestFileSourceSingleBadFile(t *testing.T) {
 	r := startFileSource(t, path, time.Hour)
 	waitFor(t, r.ch, "")
 }
+
+// TestFileSourceDuplicateNames: of two files defining one pod, the first (in
+// name order) keeps it; the second is reported naming both, once.
+func TestFileSourceDuplicateNames(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.yaml"), podYAML("same", "nginx:1.27"))
+	writeFile(t, filepath.Join(dir, "b.yaml"), podYAML("same", "nginx:1.28"))
+	r := startFileSource(t, dir, 50*time.Millisecond)
+	pods := waitFor(t, r.ch, "same-n1")
+	if image(pods, "same-n1") != "nginx:1.27" {
+		t.Errorf("the second file won: image %s", image(pods, "same-n1"))
+	}
+	waitFor(t, r.ch, "same-n1") // a later period: nothing new to report
+	var events []string
+	for len(r.rec.Events) > 0 {
+		events = append(events, <-r.rec.Events)
+	}
+	want := "Warning InvalidManifest Static pod manifest " + filepath.Join(dir, "b.yaml") +
+		` ignored: pod "same" in namespace "default" is already defined by ` + filepath.Join(dir, "a.yaml")
+	if len(events) != 1 || events[0] != want {
+		t.Errorf("events %q\nwant [%q]", events, want)
+	}
+	// Once the first goes, the second is no duplicate any more.
+	if err := os.Remove(filepath.Join(dir, "a.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, r.ch, "b's pod", func(pods []*v1.Pod) bool { return image(pods, "same-n1") == "nginx:1.28" })
+}
+
+// TestFileSourceTooLarge: a manifest over the kubelet's 10 MiB cap is
+// refused with words saying so.
+func TestFileSourceTooLarge(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "good.yaml"), podYAML("good", "nginx:1.27"))
+	writeFile(t, filepath.Join(dir, "huge.yaml"), podYAML("huge", "nginx:1.27")+"# "+strings.Repeat("x", maxConfigLength)+"\n")
+	r := startFileSource(t, dir, time.Hour)
+	waitFor(t, r.ch, "good-n1")
+	if ev := <-r.rec.Events; !strings.Contains(ev, "huge.yaml ignored: larger than the 10485760-byte limit of a manifest") {
+		t.Errorf("event %q", ev)
+	}
+}

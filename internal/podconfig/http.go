@@ -11,6 +11,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 	utilio "k8s.io/utils/io"
 )
 
@@ -26,6 +27,8 @@ type HTTPSourceConfig struct {
 	Log     logrus.FieldLogger
 	// Client defaults to one with the kubelet's 10 s timeout.
 	Client *http.Client
+	// Recorder, if set, gets a Warning event on the node per new problem.
+	Recorder record.EventRecorder
 }
 
 // ParseURLHeaders turns --manifest-url-header values into headers. Each value
@@ -56,6 +59,9 @@ type httpSource struct {
 	badData  []byte
 	badErr   error
 	failures int
+	// reported is the problem last reported, so a URL failing the same way
+	// at every poll is reported once.
+	reported string
 }
 
 // RunHTTPSource polls the URL now and every Period until ctx ends. A failed
@@ -82,24 +88,15 @@ func RunHTTPSource(ctx context.Context, cfg HTTPSourceConfig) {
 	}
 }
 
-// poll fetches once, sends a snapshot if there is one and logs the outcome,
-// quieter after three failures in a row as the kubelet does.
+// poll fetches once, sends a snapshot if there is one and reports the
+// outcome: a new problem as a Warning event on the node and a warning in the
+// log, a repeated one quieter after three failures in a row, as the kubelet.
 func (s *httpSource) poll(ctx context.Context) {
 	pods, err := s.fetch(ctx)
-	log := s.cfg.Log.WithField("url", s.cfg.URL)
-	switch {
-	case err != nil && s.failures < 3:
-		log.WithError(err).Warn("failed to read static pods from URL; keeping the last good ones")
-	case err != nil:
-		log.WithError(err).Debug("failed to read static pods from URL")
-	case s.failures > 0:
-		log.Info("read static pods from URL again")
+	if ctx.Err() != nil {
+		return // shutting down: a cancelled request is no failure
 	}
-	if err != nil {
-		s.failures++
-	} else {
-		s.failures = 0
-	}
+	s.report(err)
 	if pods == nil {
 		return
 	}
@@ -118,7 +115,7 @@ func (s *httpSource) fetch(ctx context.Context) ([]*v1.Pod, error) {
 	case len(data) == 0:
 		// An empty body means no static pods, as on the kubelet.
 		s.data, s.pods = nil, []*v1.Pod{}
-		return s.pods, fmt.Errorf("zero-length data received from %s", s.cfg.URL)
+		return s.pods, errEmptyBody
 	case s.data != nil && bytes.Equal(data, s.data):
 		return s.pods, nil
 	case s.badData != nil && bytes.Equal(data, s.badData):
@@ -126,6 +123,7 @@ func (s *httpSource) fetch(ctx context.Context) ([]*v1.Pod, error) {
 	}
 	pods, err := parseURLManifests(data, staticSource{kind: HTTPSource, location: s.cfg.URL, nodeName: s.cfg.NodeName})
 	if err != nil {
+		err = invalidBody{err}
 		s.badData, s.badErr = data, err
 		return nil, err
 	}
@@ -145,6 +143,9 @@ func (s *httpSource) get(ctx context.Context) ([]byte, error) {
 	}
 	defer resp.Body.Close()
 	data, err := utilio.ReadAtMost(resp.Body, maxConfigLength)
+	if errors.Is(err, utilio.ErrLimitReached) {
+		return nil, fmt.Errorf("%s: body %w", s.cfg.URL, errTooLarge)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 )
 
 // manifestServer serves whatever body and status the test sets, and
@@ -57,7 +59,8 @@ func newHTTPSource(t *testing.T, srv *manifestServer) (*httpSource, chan []*v1.P
 	log, hook := logtest.NewNullLogger()
 	log.SetLevel(logrus.DebugLevel)
 	ch := make(chan []*v1.Pod, 1)
-	s := &httpSource{cfg: HTTPSourceConfig{URL: ts.URL + "/pods", Header: h, NodeName: "n1", Updates: ch, Log: log, Client: ts.Client()}}
+	s := &httpSource{cfg: HTTPSourceConfig{URL: ts.URL + "/pods", Header: h, NodeName: "n1", Updates: ch, Log: log, Client: ts.Client(),
+		Recorder: record.NewFakeRecorder(100)}}
 	return s, ch, hook
 }
 
@@ -145,4 +148,51 @@ func TestRunHTTPSource(t *testing.T) {
 	waitFor(t, ch, "web-n1")
 	srv.set(http.StatusOK, podList)
 	waitFor(t, ch, "x-n1,y-n1")
+}
+
+// TestHTTPSourceNodeEvents: each new problem becomes one Warning event on
+// the node naming the URL; a problem that repeats is not recorded again,
+// and one that comes back after a good read is.
+func TestHTTPSourceNodeEvents(t *testing.T) {
+	srv := &manifestServer{}
+	s, ch, _ := newHTTPSource(t, srv)
+	rec := s.cfg.Recorder.(*record.FakeRecorder)
+	events := func() []string {
+		var out []string
+		for len(rec.Events) > 0 {
+			out = append(out, <-rec.Events)
+		}
+		return out
+	}
+	url := s.cfg.URL
+	steps := []struct {
+		status int
+		body   string
+		want   []string
+	}{
+		{http.StatusOK, podList, nil},
+		{http.StatusInternalServerError, "boom", []string{"Warning FailedManifestURL Static pods could not be read from " + url +
+			", the last good ones are kept: " + url + ": 500 Internal Server Error"}},
+		{http.StatusInternalServerError, "boom", nil},
+		{http.StatusOK, "{{{ not yaml", []string{"Warning InvalidManifest Static pods from " + url + " ignored, the last good ones are kept: "}},
+		{http.StatusOK, "{{{ not yaml", nil},
+		{http.StatusOK, strings.Repeat("x", maxConfigLength+1), []string{"Warning FailedManifestURL Static pods could not be read from " + url +
+			", the last good ones are kept: " + url + ": body larger than the 10485760-byte limit of a manifest"}},
+		{http.StatusOK, podList, nil},
+		{http.StatusInternalServerError, "boom", []string{"Warning FailedManifestURL "}},
+		{http.StatusOK, "", []string{"Warning InvalidManifest Static pods from " + url + " removed: zero-length data received"}},
+	}
+	for i, st := range steps {
+		srv.set(st.status, st.body)
+		pollOnce(s, ch)
+		got := events()
+		if len(got) != len(st.want) {
+			t.Fatalf("step %d: events %q, want %d", i, got, len(st.want))
+		}
+		for j := range got {
+			if !strings.HasPrefix(got[j], st.want[j]) {
+				t.Errorf("step %d: event %q\nwant %q...", i, got[j], st.want[j])
+			}
+		}
+	}
 }

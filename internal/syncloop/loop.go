@@ -5,7 +5,6 @@ package syncloop
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -127,6 +126,8 @@ func (l *Loop) handleUpdate(u podconfig.PodUpdate) {
 			if l.isRejected(p.UID) {
 				continue
 			}
+			old, _ := l.pods.get(p.UID)
+			l.warnUnsupported(old, p)
 			l.pods.set(p)
 			l.workers.UpdatePod(p, SyncPodUpdate, nil)
 		case podconfig.REMOVE:
@@ -151,9 +152,8 @@ func (l *Loop) handleAdd(p *v1.Pod) {
 		l.reject(p, r.Reason, r.Message)
 		return
 	}
-	if fields := kuberuntime.Unsupported(p); len(fields) > 0 && l.cfg.Recorder != nil && !l.workers.known(p.UID) {
-		l.cfg.Recorder.Eventf(p, v1.EventTypeWarning, "UnsupportedField",
-			"runlet does not implement %s yet: the pod runs without them", strings.Join(fields, ", "))
+	if !l.workers.known(p.UID) {
+		l.warnUnsupported(nil, p)
 	}
 	l.pods.set(p)
 	l.workers.UpdatePod(p, SyncPodCreate, nil)

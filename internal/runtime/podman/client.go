@@ -196,11 +196,15 @@ func decodeAPIError(resp *http.Response, op string) error {
 	e := &APIError{Status: resp.StatusCode, Op: op}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var j struct {
-		Cause   string `json:"cause"`
-		Message string `json:"message"`
+		Cause   string   `json:"cause"`
+		Message string   `json:"message"`
+		Errs    []string `json:"Errs"` // a pod start's report: 409 with why each container did not start
 	}
 	if json.Unmarshal(b, &j) == nil {
 		e.Cause, e.Message = j.Cause, j.Message
+		if e.Message == "" && len(j.Errs) > 0 {
+			e.Message = strings.Join(j.Errs, "; ")
+		}
 	} else {
 		e.Message = strings.TrimSpace(string(b))
 	}

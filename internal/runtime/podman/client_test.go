@@ -170,6 +170,24 @@ func TestCreateSandboxSpec(t *testing.T) {
 	}
 }
 
+// TestPodStartConflictSaysWhy: podman 4.3 answers a pod start that failed
+// with 409 and its per-container errors (a host port taken, say); the error
+// carries them, so the event names the cause.
+func TestPodStartConflictSaysWhy(t *testing.T) {
+	f := newFakePodman(t)
+	f.json("POST /pods/create", 201, map[string]any{"Id": "pod1"})
+	f.json("POST /pods/pod1/start", 409, map[string]any{"Id": "pod1",
+		"Errs": []string{"starting container x: cannot listen on the TCP port: listen tcp4 127.0.0.1:39123: bind: address already in use"}})
+	f.json("DELETE /pods/pod1", 200, map[string]any{"Id": "pod1"})
+	_, err := f.backend().CreateSandbox(context.Background(), runtime.SandboxConfig{PodUID: "u", Namespace: "ns", Name: "n"})
+	if err == nil || !strings.Contains(err.Error(), "bind: address already in use") {
+		t.Errorf("err = %v; want podman's reason", err)
+	}
+	if d := f.sent("DELETE /pods/pod1"); len(d) != 1 {
+		t.Errorf("pod removals = %+v; want the pod that did not start removed", d)
+	}
+}
+
 func TestCreateSandboxInfraFailureRemovesPod(t *testing.T) {
 	f := newFakePodman(t)
 	f.json("POST /pods/create", 201, map[string]any{"Id": "pod1"})
@@ -325,5 +343,15 @@ func TestHostNetworkSandboxSharesUTS(t *testing.T) {
 	}
 	if spec := podSpec(runtime.SandboxConfig{PodUID: "u", Namespace: "ns", Name: "p", Hostname: "p"}); spec.UtsNS != nil || spec.NetNS != nil {
 		t.Errorf("a pod network sandbox got netns %+v utsns %+v", spec.NetNS, spec.UtsNS)
+	}
+}
+
+// TestCPUQuotaFloor: a limit under 10m gives the kernel's smallest quota,
+// 1 ms, as the kubelet's MilliCPUToQuota; podman refuses anything less.
+func TestCPUQuotaFloor(t *testing.T) {
+	for millis, want := range map[int64]int64{1: 1000, 9: 1000, 10: 1000, 11: 1100, 250: 25000} {
+		if got := milliCPUToQuota(millis); got != want {
+			t.Errorf("%dm: quota %d, want %d", millis, got, want)
+		}
 	}
 }

@@ -16,8 +16,8 @@ import (
 
 // EventStream opens GET /events for container events of runlet-managed
 // objects since the given time: one JSON Event per line. The caller closes it.
-func (c *Client) EventStream(ctx context.Context, since time.Time) (io.ReadCloser, error) {
-	f, _ := json.Marshal(map[string][]string{"type": {"container"}, "event": lifecycleActions, "label": {runtime.LabelManaged + "=true"}})
+func (c *Client) EventStream(ctx context.Context, since time.Time, label string) (io.ReadCloser, error) {
+	f, _ := json.Marshal(map[string][]string{"type": {"container"}, "event": lifecycleActions, "label": {label}})
 	q := url.Values{"stream": {"true"}, "since": {strconv.FormatInt(since.Unix(), 10)}, "filters": {string(f)}}
 	resp, err := c.send(ctx, request{method: http.MethodGet, path: "/events", query: q})
 	if err != nil {
@@ -34,7 +34,9 @@ func (c *Client) EventStream(ctx context.Context, since time.Time) (io.ReadClose
 // stream breaks.
 func (b *Backend) Events(ctx context.Context) (<-chan runtime.Event, error) {
 	start := time.Now()
-	body, err := b.client.EventStream(ctx, start)
+	// Only this node's containers: the event log is the host's, and other
+	// nodes' pods (runlets sharing the podman) would each cost a refresh.
+	body, err := b.client.EventStream(ctx, start, b.managedFilter())
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +48,7 @@ func (b *Backend) Events(ctx context.Context) (<-chan runtime.Event, error) {
 		defer wg.Done()
 		defer cancel() // a broken stream ends the exit watch too
 		defer body.Close()
-		pumpEvents(ctx, json.NewDecoder(body), start, ch)
+		pumpEvents(ctx, json.NewDecoder(body), start, b.opts.Owner, ch)
 	}()
 	if pump, ok := b.watchExits(ctx, ch); ok {
 		wg.Add(1)
@@ -62,13 +64,13 @@ func (b *Backend) Events(ctx context.Context) (<-chan runtime.Event, error) {
 	return ch, nil
 }
 
-func pumpEvents(ctx context.Context, dec *json.Decoder, start time.Time, ch chan<- runtime.Event) {
+func pumpEvents(ctx context.Context, dec *json.Decoder, start time.Time, owner string, ch chan<- runtime.Event) {
 	for {
 		var e Event
 		if err := dec.Decode(&e); err != nil {
 			return
 		}
-		ev, ok := toEvent(e, start)
+		ev, ok := toEvent(e, start, owner)
 		if !ok {
 			continue
 		}
@@ -85,8 +87,9 @@ func pumpEvents(ctx context.Context, dec *json.Decoder, start time.Time, ch chan
 // list a pod again while podman is busy starting it.
 var lifecycleActions = []string{"start", "died", "remove"}
 
-// toEvent keeps fresh lifecycle events of managed containers.
-func toEvent(e Event, start time.Time) (runtime.Event, bool) {
+// toEvent keeps fresh lifecycle events of managed containers (of owner's,
+// when runlet has one), whatever filter podman applied.
+func toEvent(e Event, start time.Time, owner string) (runtime.Event, bool) {
 	t := time.Unix(0, e.TimeNano)
 	if e.TimeNano == 0 {
 		t = time.Unix(e.Time, 0)
@@ -96,6 +99,9 @@ func toEvent(e Event, start time.Time) (runtime.Event, bool) {
 	}
 	a := e.Actor.Attributes
 	if a[runtime.LabelManaged] != "true" || !slices.Contains(lifecycleActions, e.Action) || e.Actor.ID == "" {
+		return runtime.Event{}, false
+	}
+	if owner != "" && a[runtime.LabelOwner] != owner {
 		return runtime.Event{}, false
 	}
 	return runtime.Event{PodUID: a[runtime.LabelPodUID], ContainerID: e.Actor.ID, Action: e.Action, Time: t}, true

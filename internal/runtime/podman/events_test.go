@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +51,42 @@ func TestEventsDropReplayAndUnmanaged(t *testing.T) {
 	q := f.sent("GET /events")[0].Query
 	if q.Get("stream") != "true" || q.Get("filters") != `{"event":["start","died","remove"],"label":["io.runlet.managed=true"],"type":["container"]}` || q.Get("since") == "" {
 		t.Errorf("events query = %v", q)
+	}
+}
+
+// TestEventsOfOtherNodes: with an owner, the stream asks podman for this
+// node's containers only and drops any other node's event that comes anyway.
+func TestEventsOfOtherNodes(t *testing.T) {
+	f := newFakePodman(t)
+	f.handle("GET /events", func(w http.ResponseWriter, r *http.Request) {
+		enc := json.NewEncoder(w)
+		now := time.Now().Add(time.Millisecond)
+		for _, owner := range []string{"other-node", "node-1", ""} {
+			ev := eventLine("c-"+owner, "died", now, true)
+			if owner != "" {
+				ev["Actor"].(map[string]any)["Attributes"].(map[string]string)[runtime.LabelOwner] = owner
+			}
+			_ = enc.Encode(ev)
+		}
+		w.(http.Flusher).Flush()
+	})
+	b := f.backend()
+	b.opts.Owner = "node-1"
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ch, err := b.Events(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for ev := range ch {
+		got = append(got, ev.ContainerID)
+	}
+	if len(got) != 1 || got[0] != "c-node-1" {
+		t.Errorf("events of %v; want only node-1's", got)
+	}
+	if q := f.sent("GET /events")[0].Query; !strings.Contains(q.Get("filters"), `"label":["io.runlet.owner=node-1"]`) {
+		t.Errorf("events filters = %s", q.Get("filters"))
 	}
 }
 

@@ -35,7 +35,7 @@ func FuzzDecodeAnswers(f *testing.F) {
 			}
 		}
 		ch := make(chan runtime.Event, 1024)
-		pumpEvents(context.Background(), json.NewDecoder(io.LimitReader(bytes.NewReader(data), 1<<20)), time.Unix(0, 0), ch)
+		pumpEvents(context.Background(), json.NewDecoder(io.LimitReader(bytes.NewReader(data), 1<<20)), time.Unix(0, 0), "", ch)
 		close(ch)
 		for ev := range ch {
 			if ev.ContainerID == "" && ev.PodUID == "" {
