@@ -532,10 +532,12 @@ func podCases() []podCase {
 		// kubelet: 1Ki does not hold the token.
 		{name: "memory limit of 1Ki", pod: withResources(nil, quantities("memory", "1Ki")),
 			want: answer{status: "ContainerCreating", event: "FailedMount", text: "no space left on device"}},
+		// Without it, the pod's cgroup refuses the limit when the sandbox
+		// starts, as the kubelet's pod cgroup would.
 		{name: "memory limit of 1Ki without a token", pod: func(p *v1.Pod, b *badInput) {
 			withResources(nil, quantities("memory", "1Ki"))(p, b)
 			p.Spec.AutomountServiceAccountToken = ptrTo(false)
-		}, want: answer{status: "RunContainerError", event: "Failed", text: "memory limit"}},
+		}, want: answer{status: "ContainerCreating", event: "FailedCreatePodSandBox", text: "cgroup"}},
 		{name: "cpu limit of 1m", pod: withResources(nil, quantities("cpu", "1m")), want: running},
 		{name: "absurd limits", pod: withResources(quantities("cpu", "10m", "memory", "16Mi"), quantities("cpu", "100k", "memory", "1Ei")), want: running},
 		{name: "ephemeral-storage limit of 1 byte", pod: func(p *v1.Pod, b *badInput) {

@@ -17,3 +17,10 @@ func TestNameHolder(t *testing.T) {
 		t.Errorf("nameHolder of another error = %q", got)
 	}
 }
+
+func TestPodNameHeld(t *testing.T) {
+	err := errors.New(`podman POST /pods/create: failed to make pod: adding pod to state: name "ns_p_uid" is in use: pod already exists (HTTP 409)`)
+	if !podNameHeld(err) || podNameHeld(errors.New("EOF")) || podNameHeld(nil) {
+		t.Error("podNameHeld misreads podman's answers")
+	}
+}

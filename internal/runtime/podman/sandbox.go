@@ -87,6 +87,14 @@ func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) 
 	spec := podSpec(cfg)
 	b.applyPodSecurity(&spec, cfg)
 	id, err := b.client.CreatePod(ctx, spec)
+	if podNameHeld(err) {
+		// A create cut short (the service died mid-call) can leave a pod
+		// of this name that no list by label shows. The name carries the
+		// pod's UID, so it is this pod's leftover: remove it, then create.
+		if rmErr := b.client.RemovePod(ctx, spec.Name); rmErr == nil || errors.Is(rmErr, runtime.ErrNotFound) {
+			id, err = b.client.CreatePod(ctx, spec)
+		}
+	}
 	if err != nil {
 		return runtime.Sandbox{}, wrapf(err, "creating pod %s", spec.Name)
 	}
@@ -211,4 +219,9 @@ func (b *Backend) forgetSandboxes(live map[string]bool) {
 			delete(b.sandboxes, id)
 		}
 	}
+}
+
+// podNameHeld reports a pod create refused because a pod of that name exists.
+func podNameHeld(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "pod already exists")
 }
