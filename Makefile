@@ -12,7 +12,7 @@ VERSION ?= $(shell awk -F'"' '/^appVersion:/ {print $$2}' charts/runlet/Chart.ya
 COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 LDFLAGS = -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build image manifests run stop test test-unit test-e2e deps cp bench conformance lint clean
+.PHONY: all build image manifests run stop test test-unit test-e2e deps cp bench soak conformance lint clean
 
 all: build
 
@@ -61,6 +61,10 @@ bench: deps cp
 # FOCUS, SKIP, SPEC_LIST, PROCS, TIMEOUT env knobs). Not part of `make test`.
 conformance:
 	bash hack/conformance/run.sh
+
+# soak: 500 pods created and deleted in waves; runlet's goroutines, fds and RSS before and after (test/soak)
+soak: deps cp
+	RUNLET_SOAK=1 $(GO) test -count=1 -timeout 60m -v -run TestSoak ./test/soak
 
 # lint needs helm, built with the control plane (cp)
 lint: cp
