@@ -124,8 +124,8 @@ func (l *Loop) setStatus(pod *v1.Pod, ps *runtime.PodStatus, terminal bool) {
 // pod's own (the API's, after a restart of runlet): the record of
 // containers the backend lost.
 func (l *Loop) lastStatus(pod *v1.Pod) *v1.PodStatus {
-	if p, ok := l.cfg.Status.GetPod(pod.UID); ok {
-		return &p.Status
+	if st, ok := l.cfg.Status.GetStatus(pod.UID); ok {
+		return &st
 	}
 	return &pod.Status
 }
