@@ -2,6 +2,7 @@ package syncloop
 
 import (
 	"github.com/runlet/runlet/internal/admission"
+	"github.com/runlet/runlet/internal/admission/predicate"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -25,8 +26,9 @@ func (l *Loop) admit(p *v1.Pod) admission.Result {
 			return admission.Result{Reason: reason, Message: msg}
 		}
 	}
-	if reason, msg, ok := admitOS(p); !ok {
-		return admission.Result{Reason: reason, Message: msg}
+	// The OS needs no node, so it is checked even before the node exists.
+	if r := predicate.AdmitOS(p); !r.Admit {
+		return admission.Result{Reason: r.Reason, Message: r.Message}
 	}
 	others := l.otherActivePods(p.UID)
 	if l.cfg.Admission != nil {

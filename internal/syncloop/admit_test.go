@@ -1,14 +1,20 @@
 package syncloop
 
 import (
+	"context"
 	goruntime "runtime"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// TestAdmitOS: a pod for another OS is refused even with no node to check
+// it against (static pods before the node is registered).
 func TestAdmitOS(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	other := "windows"
 	if goruntime.GOOS == other {
 		other = "linux"
@@ -28,9 +34,11 @@ func TestAdmitOS(t *testing.T) {
 		if tc.os != "" {
 			p.Spec.OS = &v1.PodOS{Name: tc.os}
 		}
-		reason, msg, ok := admitOS(p)
-		if ok != (tc.wantReason == "") || reason != tc.wantReason || (!ok && msg == "") {
-			t.Errorf("%s: admitOS = %q, %q, %v; want reason %q", tc.name, reason, msg, ok, tc.wantReason)
+		l := New(Config{})
+		l.workers = newPodWorkers(ctx, &fakeSyncer{calls: make(chan call, 1)}, l.queue, time.Hour, time.Hour)
+		r := l.admit(p)
+		if r.Admit != (tc.wantReason == "") || r.Reason != tc.wantReason || (!r.Admit && r.Message == "") {
+			t.Errorf("%s: admit = %+v; want reason %q", tc.name, r, tc.wantReason)
 		}
 	}
 }

@@ -40,13 +40,8 @@ var admitted = Result{Admit: true}
 // Admit checks pod against node and the pods the node already runs, in the
 // kubelet's order; the first refusal wins.
 func Admit(pod *v1.Pod, node *v1.Node, others []*v1.Pod) Result {
-	// The kubelet compares with its own OS, whatever the node's label says.
-	if osLabel, ok := pod.Labels[v1.LabelOSStable]; ok && osLabel != goruntime.GOOS {
-		return Result{Reason: ReasonOSSelector,
-			Message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"}
-	}
-	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != goruntime.GOOS {
-		return Result{Reason: ReasonOSNotSupported, Message: "Failed to admit pod as the OS field doesn't match node OS"}
+	if r := AdmitOS(pod); !r.Admit {
+		return r
 	}
 	if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); !ok {
 		return failed(ReasonNodeAffinity, descNodeAffinity)
@@ -56,6 +51,20 @@ func Admit(pod *v1.Pod, node *v1.Node, others []*v1.Pod) Result {
 	}
 	if !isStatic(pod) && untoleratedNoExecute(pod, node) {
 		return failed(ReasonTaintToleration, descTaints)
+	}
+	return admitted
+}
+
+// AdmitOS is the OS part of Admit: a pod whose kubernetes.io/os label or
+// spec.os names another OS is refused. The kubelet compares with its own OS,
+// whatever the node's label says, so no node is needed.
+func AdmitOS(pod *v1.Pod) Result {
+	if osLabel, ok := pod.Labels[v1.LabelOSStable]; ok && osLabel != goruntime.GOOS {
+		return Result{Reason: ReasonOSSelector,
+			Message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"}
+	}
+	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != goruntime.GOOS {
+		return Result{Reason: ReasonOSNotSupported, Message: "Failed to admit pod as the OS field doesn't match node OS"}
 	}
 	return admitted
 }
