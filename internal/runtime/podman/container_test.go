@@ -1,9 +1,14 @@
 package podman
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/runtimetest"
 )
 
 func TestNameHolder(t *testing.T) {
@@ -22,5 +27,28 @@ func TestPodNameHeld(t *testing.T) {
 	err := errors.New(`podman POST /pods/create: failed to make pod: adding pod to state: name "ns_p_uid" is in use: pod already exists (HTTP 409)`)
 	if !podNameHeld(err) || podNameHeld(errors.New("EOF")) || podNameHeld(nil) {
 		t.Error("podNameHeld misreads podman's answers")
+	}
+}
+
+// TestCreateSandboxFreesHeldInfraName: a create cut short can leave only the
+// infra container, holding its name; the pod's next create must go through.
+func TestCreateSandboxFreesHeldInfraName(t *testing.T) {
+	b := realBackend(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := runtime.SandboxConfig{PodUID: "0b5e55ed-1ef7-4000-8000-000000000001", Namespace: "runlet-test", Name: "held-infra",
+		Labels: map[string]string{}}
+	spec := podSpec(cfg)
+	leftover, err := b.client.CreateContainer(ctx, ContainerSpec{Name: spec.InfraName, Image: runtimetest.Image, Command: []string{"true"}})
+	if err != nil {
+		t.Fatalf("creating the leftover holding %s: %v", spec.InfraName, err)
+	}
+	t.Cleanup(func() { _ = b.client.RemoveContainer(context.Background(), leftover) })
+	sb, err := b.CreateSandbox(ctx, cfg)
+	if err != nil {
+		t.Fatalf("CreateSandbox with its infra name held: %v", err)
+	}
+	if err := b.RemoveSandbox(ctx, sb.ID); err != nil {
+		t.Errorf("RemoveSandbox: %v", err)
 	}
 }

@@ -87,13 +87,9 @@ func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) 
 	spec := podSpec(cfg)
 	b.applyPodSecurity(&spec, cfg)
 	id, err := b.client.CreatePod(ctx, spec)
-	if podNameHeld(err) {
-		// A create cut short (the service died mid-call) can leave a pod
-		// of this name that no list by label shows. The name carries the
-		// pod's UID, so it is this pod's leftover: remove it, then create.
-		if rmErr := b.client.RemovePod(ctx, spec.Name); rmErr == nil || errors.Is(rmErr, runtime.ErrNotFound) {
-			id, err = b.client.CreatePod(ctx, spec)
-		}
+	// A pod and its infra container hold two names; a leftover may hold both.
+	for try := 0; try < 2 && b.freeHeldName(ctx, err, spec.Name); try++ {
+		id, err = b.client.CreatePod(ctx, spec)
 	}
 	if err != nil {
 		return runtime.Sandbox{}, wrapf(err, "creating pod %s", spec.Name)
@@ -219,6 +215,24 @@ func (b *Backend) forgetSandboxes(live map[string]bool) {
 			delete(b.sandboxes, id)
 		}
 	}
+}
+
+// freeHeldName removes what made a pod create fail on a name in use, and
+// reports whether the create is worth another try. A create cut short (the
+// service died mid-call) can leave a pod, or only its infra container in
+// podman's storage, that no list by label shows. Both names carry the pod's
+// UID, so the holder is this pod's leftover.
+func (b *Backend) freeHeldName(ctx context.Context, err error, podName string) bool {
+	var rmErr error
+	switch holder := nameHolder(err); {
+	case podNameHeld(err):
+		rmErr = b.client.RemovePod(ctx, podName)
+	case holder != "":
+		rmErr = b.client.RemoveContainer(ctx, holder)
+	default:
+		return false
+	}
+	return rmErr == nil || errors.Is(rmErr, runtime.ErrNotFound)
 }
 
 // podNameHeld reports a pod create refused because a pod of that name exists.
