@@ -3,6 +3,7 @@ package podman
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -36,9 +37,10 @@ func TestCreateSandboxFreesHeldInfraName(t *testing.T) {
 	b := realBackend(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg := runtime.SandboxConfig{PodUID: "0b5e55ed-1ef7-4000-8000-000000000001", Namespace: "runlet-test", Name: "held-infra",
-		Labels: map[string]string{}}
+	cfg := runtime.SandboxConfig{PodUID: fmt.Sprintf("0b5e55ed-1ef7-4000-8000-%012d", time.Now().UnixNano()%1e12),
+		Namespace: "runlet-test", Name: "held-infra", Labels: map[string]string{}}
 	spec := podSpec(cfg)
+	t.Cleanup(func() { _ = b.client.RemovePod(context.Background(), spec.Name) })
 	leftover, err := b.client.CreateContainer(ctx, ContainerSpec{Name: spec.InfraName, Image: runtimetest.Image, Command: []string{"true"}})
 	if err != nil {
 		t.Fatalf("creating the leftover holding %s: %v", spec.InfraName, err)

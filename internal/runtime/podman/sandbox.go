@@ -87,8 +87,9 @@ func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) 
 	spec := podSpec(cfg)
 	b.applyPodSecurity(&spec, cfg)
 	id, err := b.client.CreatePod(ctx, spec)
-	// A pod and its infra container hold two names; a leftover may hold both.
-	for try := 0; try < 2 && b.freeHeldName(ctx, err, spec.Name); try++ {
+	// A pod and its infra container hold two names, a leftover may hold
+	// both, and a create refused on the infra name leaves a pod behind.
+	for try := 0; try < 4 && b.freeHeldName(ctx, err, spec.Name); try++ {
 		id, err = b.client.CreatePod(ctx, spec)
 	}
 	if err != nil {
