@@ -80,5 +80,8 @@ func (p *PLEG) handleBackendEvent(e runtime.Event) {
 		// own start of the container, refreshed right after its sync).
 		return
 	}
+	if p.deferRefresh(uid) {
+		return
+	}
 	p.RefreshPod(uid)
 }

@@ -67,6 +67,10 @@ type PLEG struct {
 	exits map[string]runtime.ContainerExit
 	// pods holds the pods waiting for a single-pod refresh.
 	pods workqueue.TypedInterface[string]
+	// held maps the pods whose refreshes are deferred (Hold) to whether an
+	// event asked for one meanwhile.
+	heldMu sync.Mutex
+	held   map[string]bool
 }
 
 // New returns a PLEG that relists every period.
@@ -78,6 +82,7 @@ func New(rt runtime.Runtime, cache *Cache, period time.Duration, log logrus.Fiel
 		prev:    map[string]map[string]runtime.ContainerState{},
 		exits:   map[string]runtime.ContainerExit{},
 		pods:    workqueue.NewTyped[string](),
+		held:    map[string]bool{},
 	}
 }
 

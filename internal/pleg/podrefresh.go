@@ -25,6 +25,43 @@ func (p *PLEG) RefreshPod(uid string) {
 	p.pods.Add(uid)
 }
 
+// Hold defers the refreshes that backend events ask for while the pod's
+// worker changes the pod: each create, start and stop it makes comes back as
+// an event, and the refresh after its step covers them all in one listing.
+// Exits still reach the cache at once (recordExit), and explicit requests
+// (RefreshPod) are never deferred.
+func (p *PLEG) Hold(uid string) {
+	p.heldMu.Lock()
+	defer p.heldMu.Unlock()
+	if _, ok := p.held[uid]; !ok {
+		p.held[uid] = false
+	}
+}
+
+// Release ends a Hold. The pod is refreshed once if its step changed the
+// backend or an event came in meanwhile.
+func (p *PLEG) Release(uid string, changed bool) {
+	p.heldMu.Lock()
+	deferred := p.held[uid]
+	delete(p.held, uid)
+	p.heldMu.Unlock()
+	if changed || deferred {
+		p.RefreshPod(uid)
+	}
+}
+
+// deferRefresh records an event's refresh of a held pod for its Release and
+// reports whether it did.
+func (p *PLEG) deferRefresh(uid string) bool {
+	p.heldMu.Lock()
+	defer p.heldMu.Unlock()
+	if _, ok := p.held[uid]; !ok {
+		return false
+	}
+	p.held[uid] = true
+	return true
+}
+
 func (p *PLEG) startPodRefreshers(ctx context.Context) {
 	if _, ok := p.rt.(runtime.PodLister); !ok {
 		return

@@ -149,3 +149,32 @@ func TestEventOlderThanTheViewIsNotRefreshedAgain(t *testing.T) {
 		t.Errorf("%d refreshes queued for a newer event; want 1", n)
 	}
 }
+
+// TestHeldPodRefreshesOnceAfterItsStep: the events of a worker's own step
+// wait for its end, and one refresh then covers them.
+func TestHeldPodRefreshesOnceAfterItsStep(t *testing.T) {
+	_, p, _ := setup(t)
+	p.Hold("u")
+	for range 4 {
+		p.handleBackendEvent(runtime.Event{PodUID: "u", Time: time.Now()})
+	}
+	p.handleBackendEvent(runtime.Event{PodUID: "other", Time: time.Now()})
+	if n := p.pods.Len(); n != 1 {
+		t.Fatalf("%d pods queued for refresh during the step; want only the pod not held", n)
+	}
+	p.Release("u", false)
+	if n := p.pods.Len(); n != 2 {
+		t.Errorf("%d pods queued after the release; want the held one too, once", n)
+	}
+
+	p.Hold("quiet")
+	p.Release("quiet", false)
+	if n := p.pods.Len(); n != 2 {
+		t.Errorf("a step without events or changes queued a refresh (%d queued)", n)
+	}
+	p.Hold("changed")
+	p.Release("changed", true)
+	if n := p.pods.Len(); n != 3 {
+		t.Errorf("a step that changed the backend queued no refresh (%d queued)", n)
+	}
+}

@@ -91,7 +91,7 @@ func New(cfg Config) *Loop {
 func (l *Loop) Run(ctx context.Context) {
 	l.workers = newPodWorkers(ctx, l, l.queue, l.cfg.ResyncInterval, workerBackoff)
 	l.workers.changed = l.takeChanged
-	l.workers.afterSync = l.afterSync
+	l.workers.beforeStep, l.workers.afterStep = l.beforeStep, l.afterStep
 	l.workers.onRestart = l.forgetRun
 	close(l.started)
 	syncTicker := time.NewTicker(syncPeriod)
@@ -209,11 +209,17 @@ func (l *Loop) takeChanged(uid types.UID) bool {
 	return ok
 }
 
-// afterSync asks for the pod's view to be re-read once a sync that changed
+// beforeStep defers the refreshes the step's own backend events would ask for.
+func (l *Loop) beforeStep(uid types.UID) {
+	l.cfg.PLEG.Hold(string(uid))
+}
+
+// afterStep asks for the pod's view to be re-read once a step that changed
 // the backend has been recorded, so the pod's next sync sees the effects
-// without waiting for the next relist.
-func (l *Loop) afterSync(uid types.UID) {
-	l.cfg.PLEG.RefreshPod(string(uid))
+// without waiting for the next relist; one listing also covers the events
+// the step deferred.
+func (l *Loop) afterStep(uid types.UID, changed bool) {
+	l.cfg.PLEG.Release(string(uid), changed)
 }
 
 // forgetRun drops what was kept of a pod's earlier run when it starts over.

@@ -80,9 +80,11 @@ type podWorkers struct {
 	// changed reports (and forgets) whether the pod's last step touched the
 	// backend; nil counts every step as a change.
 	changed func(types.UID) bool
-	// afterSync runs once a step that changed the backend is recorded; the
-	// loop uses it to ask for a view that is sure to begin after lastChange.
-	afterSync func(types.UID)
+	// beforeStep runs as a step begins, afterStep once it is recorded, with
+	// whether it changed the backend: the loop then asks for a view that is
+	// sure to begin after lastChange.
+	beforeStep func(types.UID)
+	afterStep  func(uid types.UID, changed bool)
 	// onRestart runs when a stopped pod starts over under the same UID: what
 	// was kept of its earlier run (its final status) must go.
 	onRestart func(types.UID)
@@ -150,6 +152,9 @@ func (w *podWorkers) run(uid types.UID, pw *podWork) {
 		pw.step = &runningStep{state: state, grace: effectiveGrace(pod, grace), cancel: cancel}
 		w.mu.Unlock()
 
+		if w.beforeStep != nil {
+			w.beforeStep(uid)
+		}
 		next, requeue, err := w.step(ctx, pod, state, grace, since)
 		cancel()
 		w.mu.Lock()
@@ -157,8 +162,8 @@ func (w *podWorkers) run(uid types.UID, pw *podWork) {
 		w.mu.Unlock()
 		changed := w.changed == nil || w.changed(uid)
 		w.complete(uid, pw, next, requeue, err, changed)
-		if changed && w.afterSync != nil {
-			w.afterSync(uid)
+		if w.afterStep != nil {
+			w.afterStep(uid, changed)
 		}
 	}
 }

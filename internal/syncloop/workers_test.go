@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -213,9 +214,11 @@ func TestOnlyChangesMoveTheViewFloor(t *testing.T) {
 	w, _ := newWorkers(t, &s.fakeSyncer)
 	w.syncer = s
 	changes := []bool{true, false, false}
-	var after []types.UID
+	var before atomic.Int32
+	after := make(chan bool, 3)
 	w.changed = func(types.UID) bool { c := changes[0]; changes = changes[1:]; return c }
-	w.afterSync = func(uid types.UID) { after = append(after, uid) }
+	w.beforeStep = func(types.UID) { before.Add(1) }
+	w.afterStep = func(_ types.UID, changed bool) { after <- changed }
 
 	var since []time.Time
 	for i, ver := range []string{"1", "2", "3"} {
@@ -232,8 +235,17 @@ func TestOnlyChangesMoveTheViewFloor(t *testing.T) {
 	if !since[2].Equal(since[1]) {
 		t.Errorf("a step without changes moved the floor from %v to %v", since[1], since[2])
 	}
-	if len(after) != 1 {
-		t.Errorf("afterSync ran %d times; want once, for the step that changed something", len(after))
+	var saw []bool
+	for range 3 {
+		select {
+		case c := <-after:
+			saw = append(saw, c)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("afterStep ran %d times; want 3", len(saw))
+		}
+	}
+	if n := before.Load(); n != 3 || !saw[0] || saw[1] || saw[2] {
+		t.Errorf("beforeStep ran %d times, afterStep saw changes %v; want 3 and [true false false]", n, saw)
 	}
 }
 
