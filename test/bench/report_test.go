@@ -42,7 +42,7 @@ func rows(cfg config, r *results) []row {
 		row{fmt.Sprintf("runlet RSS, %d pods", b0), "MiB", r.rest.mem.rss, nan, "≤ 80 MiB", r.rest.mem.String()},
 		row{fmt.Sprintf("runlet CPU at rest, %d pods", b0), "% core", r.rest.cpu, nan, "≤ 1 %", fmt.Sprintf("over %v", cfg.cpuWindow)},
 		row{fmt.Sprintf("podman CPU at rest, %d pods", b0), "% core", r.rest.svcCPU, nan, "≤ 3 %", fmt.Sprintf("podman service; its RSS %.1f MiB", r.rest.svcMem.rss)},
-		row{fmt.Sprintf("relist, %d pods", b0), "ms", r.relist.mean, nan, "", fmt.Sprintf("p50 %.1f ms; %.3f ms/pod", r.relist.p50, r.relist.mean/float64(r.relist.pods))},
+		row{fmt.Sprintf("relist, %d pods", b0), "ms", r.relist.mean, nan, "", fmt.Sprintf("p50 %.1f ms; %.3f ms/pod; one pod's refresh %.1f ms", r.relist.p50, r.relist.mean/float64(r.relist.pods), r.relist.pod)},
 	)
 	if cfg.scale > 0 {
 		sr := r.scaleReady.Seconds()
@@ -54,7 +54,7 @@ func rows(cfg config, r *results) []row {
 			row{fmt.Sprintf("runlet CPU at rest, %d pods", cfg.scale), "% core", r.scaleRest.cpu, nan, "≤ 2 %", fmt.Sprintf("over %v", cfg.cpuWindow)},
 			row{fmt.Sprintf("podman CPU at rest, %d pods", cfg.scale), "% core", r.scaleRest.svcCPU, nan, "", fmt.Sprintf("podman service; its RSS %.1f MiB", r.scaleRest.svcMem.rss)},
 			row{fmt.Sprintf("runlet RSS, %d pods", cfg.scale), "MiB", r.scaleRest.mem.rss, nan, "", r.scaleRest.mem.String()},
-			row{fmt.Sprintf("relist, %d pods", cfg.scale), "ms", r.scaleRelist.mean, nan, "linear", fmt.Sprintf("p50 %.1f ms; %.3f ms/pod", r.scaleRelist.p50, r.scaleRelist.mean/float64(r.scaleRelist.pods))},
+			row{fmt.Sprintf("relist, %d pods", cfg.scale), "ms", r.scaleRelist.mean, nan, "linear", fmt.Sprintf("p50 %.1f ms; %.3f ms/pod; one pod's refresh %.1f ms", r.scaleRelist.p50, r.scaleRelist.mean/float64(r.scaleRelist.pods), r.scaleRelist.pod)},
 		)
 	}
 	return append(out,

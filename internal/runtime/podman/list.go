@@ -41,9 +41,17 @@ func (b *Backend) ListAll(ctx context.Context) ([]runtime.Sandbox, []runtime.Con
 	return b.listAll(ctx, true, b.managedFilter())
 }
 
-// ListPod lists one pod's objects. podman filters on the label before it
-// reads any container's state, so this costs a fraction of a full list.
+// ListPod lists one pod's objects. A pod whose sandbox runs is read from
+// podman's pod and its own containers (see inspectPod); any other through
+// the list filtered on the pod's label.
 func (b *Backend) ListPod(ctx context.Context, uid string) ([]runtime.Sandbox, []runtime.Container, error) {
+	if id := b.runningSandboxOf(uid); id != "" {
+		sbs, ctrs, err := b.inspectPod(ctx, id)
+		if !errors.Is(err, runtime.ErrNotFound) {
+			return sbs, ctrs, err
+		}
+		b.forgetSandbox(id)
+	}
 	return b.listAll(ctx, false, b.managedFilter(), runtime.LabelPodUID+"="+uid)
 }
 
@@ -185,6 +193,13 @@ func detailKey(lc ListContainer) string {
 	return fmt.Sprintf("%s|%d|%d|%d", lc.State, lc.StartedAt, lc.ExitedAt, lc.ExitCode)
 }
 
+// inspectKey is the detailKey of the state an inspect saw, as the list
+// would show it (whole seconds; "never" as the zero time's).
+func inspectKey(ic InspectContainer) string {
+	return detailKey(ListContainer{State: ic.State.Status, ExitCode: ic.State.ExitCode,
+		StartedAt: ic.State.StartedAt.Unix(), ExitedAt: ic.State.FinishedAt.Unix()})
+}
+
 // needsInspect: never-started containers lack nothing; others need one
 // inspect per state.
 func (b *Backend) needsInspect(lc ListContainer) bool {
@@ -206,17 +221,24 @@ func (b *Backend) refine(ctx context.Context, lc ListContainer, c *runtime.Conta
 	if err != nil {
 		return err
 	}
-	b.ooms.learn(lc.ID, ic.State.CgroupPath)
+	b.remember(ic, detailKey(lc))
+	b.applyDetail(lc, c)
+	return nil
+}
+
+// remember keeps what an inspect read for the lists to come, under the key
+// of the state it saw.
+func (b *Backend) remember(ic InspectContainer, key string) ctrDetail {
+	b.ooms.learn(ic.ID, ic.State.CgroupPath)
 	// podman may have read the exit before runlet marked the OOM kill in
 	// the bundle (see oom.go): runlet's record and the file count too.
 	oom := ic.State.OOMKilled || mapState(ic.State.Status) == runtime.ContainerExited && bundleOOM(ic.StaticDir)
-	d := ctrDetail{key: detailKey(lc), started: ic.State.StartedAt, finished: ic.State.FinishedAt,
+	d := ctrDetail{key: key, started: ic.State.StartedAt, finished: ic.State.FinishedAt,
 		oomKilled: oom, errMsg: ic.State.Error, staticDir: ic.StaticDir, logPath: logFilePath(ic)}
 	b.mu.Lock()
-	b.details[lc.ID] = d
+	b.details[ic.ID] = d
 	b.mu.Unlock()
-	b.applyDetail(lc, c)
-	return nil
+	return d
 }
 
 // applyDetail uses the cached details; inspect's times count only when

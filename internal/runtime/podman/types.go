@@ -192,6 +192,10 @@ type InspectPod struct {
 	State            string            `json:"State"`
 	Labels           map[string]string `json:"Labels"`
 	InfraContainerID string            `json:"InfraContainerID"`
+	Containers       []struct {
+		ID    string `json:"Id"`
+		State string `json:"State"`
+	} `json:"Containers"`
 }
 
 // ImageInspect is the subset of GET /images/{ref}/json runlet reads.
