@@ -23,6 +23,7 @@ func benchBurst(n *node, size int, rest bool, r *results) {
 	progress("runlet: %d pods at rest: settling %v, then CPU over %v", size, n.cfg.settle, n.cfg.cpuWindow)
 	r.rest = atRest(n.t, n.cfg, n.rl.PID(), n.be.ServicePID(), n.rl.MetricsURL())
 	r.relist = relistCost(n, size)
+	r.notes = append(r.notes, heapTop(n, size))
 	progress("runlet: %d pods at rest: runlet CPU %.2f %%, podman service %.2f %%; runlet RSS %.1f MiB (%s); relist %.1f ms (p50 %.1f)",
 		size, r.rest.cpu, r.rest.svcCPU, r.rest.mem.rss, r.rest.mem, r.relist.mean, r.relist.p50)
 
