@@ -80,8 +80,20 @@ func (p *PLEG) handleBackendEvent(e runtime.Event) {
 		// own start of the container, refreshed right after its sync).
 		return
 	}
-	if p.deferRefresh(uid) {
+	if !p.unseenDeath(e) && p.deferRefresh(uid) {
 		return
 	}
 	p.RefreshPod(uid)
+}
+
+// unseenDeath reports a container's death that no exit report has told of:
+// only a listing shows it, so its refresh is never deferred.
+func (p *PLEG) unseenDeath(e runtime.Event) bool {
+	if e.Action != runtime.ActionDied || e.ContainerID == "" {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, known := p.exits[e.ContainerID]
+	return !known
 }

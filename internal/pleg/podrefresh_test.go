@@ -162,9 +162,13 @@ func TestHeldPodRefreshesOnceAfterItsStep(t *testing.T) {
 	if n := p.pods.Len(); n != 1 {
 		t.Fatalf("%d pods queued for refresh during the step; want only the pod not held", n)
 	}
+	p.handleBackendEvent(runtime.Event{PodUID: "u", ContainerID: "c1", Action: "died", Time: time.Now()})
+	if n := p.pods.Len(); n != 2 {
+		t.Fatalf("%d pods queued after a death no exit report told of; want the held pod refreshed at once", n)
+	}
 	p.Release("u", false)
 	if n := p.pods.Len(); n != 2 {
-		t.Errorf("%d pods queued after the release; want the held one too, once", n)
+		t.Errorf("%d pods queued after the release; want the held one once", n)
 	}
 
 	p.Hold("quiet")

@@ -233,6 +233,9 @@ type Event struct {
 	Exit *ContainerExit
 }
 
+// ActionDied is the Action of an event that tells of a container's end.
+const ActionDied = "died"
+
 // ContainerExit is how a container ended.
 type ContainerExit struct {
 	ExitCode   int

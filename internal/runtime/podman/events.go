@@ -85,7 +85,7 @@ func pumpEvents(ctx context.Context, dec *json.Decoder, start time.Time, owner s
 // lifecycleActions are the events that change what a listing shows. The
 // others (create, init, cleanup, mount, exec, ...) would only make the core
 // list a pod again while podman is busy starting it.
-var lifecycleActions = []string{"start", "died", "remove"}
+var lifecycleActions = []string{"start", runtime.ActionDied, "remove"}
 
 // toEvent keeps fresh lifecycle events of managed containers (of owner's,
 // when runlet has one), whatever filter podman applied.

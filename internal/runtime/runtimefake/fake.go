@@ -216,7 +216,7 @@ func (f *Fake) exitLocked(c *container, code int) {
 	c.c.State = runtime.ContainerExited
 	c.c.ExitCode = code
 	c.c.FinishedAt = f.now()
-	f.publish(c.c.PodUID, c.c.ID, "died")
+	f.publish(c.c.PodUID, c.c.ID, runtime.ActionDied)
 }
 
 func (f *Fake) publish(uid, id, action string) {
