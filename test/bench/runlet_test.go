@@ -61,15 +61,20 @@ func benchSequential(n *node, r *results) []*v1.Pod {
 	progress("runlet: %d sequential pod starts", n.cfg.n)
 	ops0, _ := scrapeOps(n.rl.MetricsURL())
 	var seq []*v1.Pod
+	var h hops
 	for i := range n.cfg.n {
 		t0, p := n.create(fmt.Sprintf("s-%d", i))
-		r.start = append(r.start, n.wait("running", p.Name, 2*time.Minute).Sub(t0))
-		r.bound = append(r.bound, n.wait("bound", p.Name, time.Second).Sub(t0))
+		running := n.wait("running", p.Name, 2*time.Minute)
+		bound := n.wait("bound", p.Name, time.Second)
+		r.start = append(r.start, running.Sub(t0))
+		r.bound = append(r.bound, bound.Sub(t0))
+		h.add(n, p.Name, t0, bound, running)
 		seq = append(seq, p)
 	}
 	if ops1, err := scrapeOps(n.rl.MetricsURL()); err == nil {
 		r.notes = append(r.notes, opsReport("sequential starts", ops0, ops1, n.cfg.n))
 	}
+	r.notes = append(r.notes, h.report())
 	return seq
 }
 
