@@ -6,21 +6,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"github.com/runlet/runlet/test/e2e/framework"
 )
 
 // heapTop is where runlet's Go heap sits (inuse_space, the largest holders),
-// read from its /debug/pprof/heap through the apiserver's node proxy, as
-// `kubectl get --raw` would, and summarised by `go tool pprof -top`.
+// read from its kubelet port's /debug/pprof/heap with the cluster admin's
+// credentials and summarised by `go tool pprof -top`.
 func heapTop(n *node, pods int) string {
-	raw, err := framework.Get(n.t).Client.CoreV1().RESTClient().Get().
-		AbsPath("/api/v1/nodes", n.rl.NodeName, "proxy/debug/pprof/heap").DoRaw(n.ctx)
+	raw, err := n.rl.KubeletGet("/debug/pprof/heap")
 	if err != nil {
 		return fmt.Sprintf("heap profile at %d pods: %v", pods, err)
 	}
 	f := filepath.Join(n.t.TempDir(), "heap.pb.gz")
-	if err := os.WriteFile(f, raw, 0o644); err != nil {
+	if err := os.WriteFile(f, []byte(raw), 0o644); err != nil {
 		return fmt.Sprintf("heap profile at %d pods: %v", pods, err)
 	}
 	out, err := exec.Command("go", "tool", "pprof", "-top", "-sample_index=inuse_space", "-nodecount=15", f).CombinedOutput()
