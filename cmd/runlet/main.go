@@ -13,6 +13,7 @@ import (
 )
 
 func main() {
+	setGCPercent()
 	if len(os.Args) > 1 && os.Args[1] == "uninstall" {
 		os.Exit(uninstallMain(os.Args[2:]))
 	}

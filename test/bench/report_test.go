@@ -93,7 +93,7 @@ func report(cfg config, r *results, load0, load1 string) {
 	b.WriteString("\n")
 	checks(&b, cfg, r)
 	for _, n := range r.notes {
-		b.WriteString(n)
+		b.WriteString("\n" + strings.Trim(n, "\n") + "\n")
 	}
 	fmt.Print(b.String())
 }
