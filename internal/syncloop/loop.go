@@ -135,7 +135,7 @@ func (l *Loop) handleUpdate(u podconfig.PodUpdate) {
 				continue
 			}
 			l.pods.remove(p.UID)
-			l.workers.UpdatePod(p, SyncPodKill, nil)
+			l.workers.UpdatePod(p, SyncPodKill, removedGrace(u.Source, p))
 		case podconfig.RECONCILE:
 			l.handleReconcile(p)
 		}
@@ -144,6 +144,20 @@ func (l *Loop) handleUpdate(u podconfig.PodUpdate) {
 		// Mirror pods follow at once, not at the next housekeeping.
 		l.syncMirrors(l.cfg.SourcesSeen())
 	}
+}
+
+// removedGrace is the grace period of a pod that left its source. A pod the
+// API dropped that runlet never saw marked for deletion went at once: only a
+// forced delete (grace 0) does that, and the framework's queue can fold the
+// deletion into the removal. The kubelet sees each watch event in turn, so it
+// stops such a pod as a forced delete; so does runlet. A static pod whose
+// manifest went keeps its own grace period, as on the kubelet.
+func removedGrace(source string, p *v1.Pod) *int64 {
+	if source != podconfig.APISource || p.DeletionTimestamp != nil {
+		return nil
+	}
+	zero := int64(0)
+	return &zero
 }
 
 // handleAdd admits a pod, as HandlePodAdditions does.

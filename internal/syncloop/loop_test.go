@@ -86,14 +86,15 @@ func TestLoopEndToEnd(t *testing.T) {
 		t.Errorf("container status = %+v; want terminated with 3", cs.State)
 	}
 
-	// REMOVE: the running container is stopped with the pod's grace, then
-	// everything is removed.
+	// REMOVE of a pod never seen marked for deletion: it went from the API
+	// at once (a forced delete), so its running container is stopped with
+	// the 2 s minimum, not the pod's 3 s, then everything is removed.
 	api <- []*v1.Pod{}
 	eventually(t, "backend empty", func() bool { return len(f.Sandboxes())+len(f.Containers()) == 0 })
 	var stopped bool
 	for _, s := range f.Stops() {
-		if s.Grace != 3*time.Second {
-			t.Errorf("stop %+v; want the pod's 3 s grace", s)
+		if s.Grace != 2*time.Second {
+			t.Errorf("stop %+v; want the 2 s minimum of a forced delete", s)
 		}
 		stopped = true
 	}
@@ -138,4 +139,25 @@ func TestLoopRetriesRemovedPod(t *testing.T) {
 	expectCalls(t, s, "Terminating@1", "Terminated@1")
 	cancel()
 	<-done
+}
+
+func TestRemovedGrace(t *testing.T) {
+	deleted := wpod("1")
+	now := metav1.Now()
+	deleted.DeletionTimestamp = &now
+	for _, c := range []struct {
+		source string
+		pod    *v1.Pod
+		forced bool
+	}{
+		{podconfig.APISource, wpod("1"), true},
+		{podconfig.APISource, deleted, false},
+		{podconfig.FileSource, wpod("1"), false},
+		{podconfig.HTTPSource, wpod("1"), false},
+	} {
+		got := removedGrace(c.source, c.pod)
+		if forced := got != nil && *got == 0; forced != c.forced || (!c.forced && got != nil) {
+			t.Errorf("removedGrace(%s, deletion %v) = %v; want forced %v", c.source, c.pod.DeletionTimestamp != nil, got, c.forced)
+		}
+	}
 }
