@@ -27,7 +27,7 @@ func heapTop(n *node, pods int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "runlet's Go heap at rest with %d pods, largest holders (go tool pprof -top -sample_index=inuse_space):\n", pods)
 	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if !strings.HasPrefix(l, "File:") && !strings.HasPrefix(l, "Type:") && !strings.HasPrefix(l, "Time:") {
+		if !strings.HasPrefix(l, "File:") && !strings.HasPrefix(l, "Build ID:") && !strings.HasPrefix(l, "Type:") && !strings.HasPrefix(l, "Time:") {
 			b.WriteString("  " + l + "\n")
 		}
 	}
