@@ -112,17 +112,6 @@ func (m *Manager) GetPod(uid types.UID) (*v1.Pod, bool) {
 	return p.DeepCopy(), true
 }
 
-// GetStatus returns the last status recorded for the pod.
-func (m *Manager) GetStatus(uid types.UID) (v1.PodStatus, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	p, ok := m.statuses[uid]
-	if !ok {
-		return v1.PodStatus{}, false
-	}
-	return *p.Status.DeepCopy(), true
-}
-
 // Delete forgets a pod.
 func (m *Manager) Delete(uid types.UID) {
 	m.mu.Lock()

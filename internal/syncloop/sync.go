@@ -124,7 +124,7 @@ func (l *Loop) setStatus(pod *v1.Pod, ps *runtime.PodStatus, terminal bool) {
 // pod's own (the API's, after a restart of runlet): the record of
 // containers the backend lost.
 func (l *Loop) lastStatus(pod *v1.Pod) *v1.PodStatus {
-	if st, ok := l.cfg.Status.GetStatus(pod.UID); ok {
+	if st, ok := l.cfg.Status.PodStatus(pod.UID); ok {
 		return &st
 	}
 	return &pod.Status
