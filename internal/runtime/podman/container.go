@@ -162,8 +162,15 @@ func (b *Backend) InspectContainer(ctx context.Context, id string) (runtime.Cont
 		return runtime.Container{}, wrapf(err, "inspecting container %s", shortID(id))
 	}
 	c := fromInspect(ic)
-	c.OOMKilled = c.OOMKilled || b.ooms.wasKilled(ic.ID) || c.State == runtime.ContainerExited && bundleOOM(ic.StaticDir)
+	c.OOMKilled = inspectOOM(ic) || b.ooms.wasKilled(ic.ID)
 	return c, nil
+}
+
+// inspectOOM reports an OOM kill an inspect shows. podman may have read the
+// exit before runlet marked the OOM kill in the bundle (see oom.go), so the
+// file counts too.
+func inspectOOM(ic InspectContainer) bool {
+	return ic.State.OOMKilled || mapState(ic.State.Status) == runtime.ContainerExited && bundleOOM(ic.StaticDir)
 }
 
 func fromInspect(ic InspectContainer) runtime.Container {

@@ -230,11 +230,8 @@ func (b *Backend) refine(ctx context.Context, lc ListContainer, c *runtime.Conta
 // of the state it saw.
 func (b *Backend) remember(ic InspectContainer, key string) ctrDetail {
 	b.ooms.learn(ic.ID, ic.State.CgroupPath)
-	// podman may have read the exit before runlet marked the OOM kill in
-	// the bundle (see oom.go): runlet's record and the file count too.
-	oom := ic.State.OOMKilled || mapState(ic.State.Status) == runtime.ContainerExited && bundleOOM(ic.StaticDir)
 	d := ctrDetail{key: key, started: ic.State.StartedAt, finished: ic.State.FinishedAt,
-		oomKilled: oom, errMsg: ic.State.Error, staticDir: ic.StaticDir, logPath: logFilePath(ic)}
+		oomKilled: inspectOOM(ic), errMsg: ic.State.Error, staticDir: ic.StaticDir, logPath: logFilePath(ic)}
 	b.mu.Lock()
 	b.details[ic.ID] = d
 	b.mu.Unlock()
