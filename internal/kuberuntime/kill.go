@@ -56,14 +56,15 @@ func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 // minimumGracePeriod is the least time a container gets between SIGTERM and
 // SIGKILL, as the kubelet's minimumGracePeriodInSeconds: after a preStop hook
 // or a wait for its turn that used up the grace period, and for a forced
-// deletion (grace 0) or an orphan's removal.
+// deletion (grace 0) or an orphan's removal. A container whose stop signal
+// cannot reach a handler does not get it (see stopWindow).
 const minimumGracePeriod = 2 * time.Second
 
 // killContainer stops one container as the kubelet's killContainer does: a
 // Killing event (message, or "Stopping container <name>"), the preStop hook
 // bounded by the grace period and counted against it, the wait for its turn
 // when order is set (sidecars), then SIGTERM and SIGKILL after what is left
-// of the grace, never less than minimumGracePeriod.
+// of the grace (see stopWindow).
 func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, c *runtime.Container, grace time.Duration, podIP, message string, order *terminationOrdering) error {
 	spec := containerSpec(pod, c.Name)
 	if message == "" {
@@ -81,7 +82,7 @@ func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, c *runtime.Con
 	if order != nil && grace > 0 {
 		grace -= order.waitForTurn(c.Name, grace)
 	}
-	err := m.rt.StopContainer(ctx, c.ID, max(grace, minimumGracePeriod))
+	err := m.rt.StopContainer(ctx, c.ID, m.stopWindow(ctx, c.ID, grace))
 	if err != nil && !errors.Is(err, runtime.ErrNotFound) {
 		return err
 	}
@@ -89,6 +90,22 @@ func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, c *runtime.Con
 		order.containerTerminated(c.Name)
 	}
 	return nil
+}
+
+// stopWindow is the time between the stop signal and SIGKILL: what is left
+// of the grace period, never less than the kubelet's minimum window. That
+// window is there for the container's stop signal handler; when the kernel
+// will drop the signal (an init process without a handler), it could only
+// end in SIGKILL, so there is none.
+func (m *Manager) stopWindow(ctx context.Context, id string, grace time.Duration) time.Duration {
+	if grace >= minimumGracePeriod {
+		return grace
+	}
+	if sc, ok := m.rt.(runtime.SignalChecker); ok && sc.StopSignalLost(ctx, id) {
+		m.log.WithField("containerID", id).Debug("the container's init has no handler for its stop signal: killed without the minimum window")
+		return 0
+	}
+	return minimumGracePeriod
 }
 
 // RemovePod removes every sandbox of the pod, with its containers, and the

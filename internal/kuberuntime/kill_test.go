@@ -15,15 +15,20 @@ func TestKillPodGrace(t *testing.T) {
 		name          string
 		spec, deleted *int64
 		override      *int64
+		signalLost    bool
 		want          time.Duration
 	}{
-		{"default", nil, nil, nil, 30 * time.Second},
-		{"spec", i64(7), nil, nil, 7 * time.Second},
-		{"deletion grace", i64(7), i64(3), nil, 3 * time.Second},
-		{"override", i64(7), i64(3), i64(4), 4 * time.Second},
+		{"default", nil, nil, nil, false, 30 * time.Second},
+		{"spec", i64(7), nil, nil, false, 7 * time.Second},
+		{"deletion grace", i64(7), i64(3), nil, false, 3 * time.Second},
+		{"override", i64(7), i64(3), i64(4), false, 4 * time.Second},
 		// The kubelet's minimum: a forced deletion still gets SIGTERM first.
-		{"override below the minimum", i64(7), i64(3), i64(1), 2 * time.Second},
-		{"override zero", nil, nil, i64(0), 2 * time.Second},
+		{"override below the minimum", i64(7), i64(3), i64(1), false, 2 * time.Second},
+		{"override zero", nil, nil, i64(0), false, 2 * time.Second},
+		// ...unless the kernel drops the signal: nothing can use the window.
+		{"override zero, stop signal lost", nil, nil, i64(0), true, 0},
+		// A grace period the pod asked for is kept whatever happens to the signal.
+		{"default, stop signal lost", nil, nil, nil, true, 30 * time.Second},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -35,6 +40,9 @@ func TestKillPodGrace(t *testing.T) {
 			done := e.latest(pod, "done")
 			if err := e.f.Exit(done.ID, 0); err != nil {
 				t.Fatal(err)
+			}
+			if tc.signalLost {
+				e.f.SetStopSignalLost(e.latest(pod, "run").ID)
 			}
 			pod.Spec.TerminationGracePeriodSeconds, pod.DeletionGracePeriodSeconds = tc.spec, tc.deleted
 			if err := e.m.KillPod(e.ctx, pod, e.status(pod), tc.override); err != nil {

@@ -368,3 +368,16 @@ type ImageSizer interface {
 type PodLister interface {
 	ListPod(ctx context.Context, podUID string) ([]Sandbox, []Container, error)
 }
+
+// SignalChecker is an optional part of the contract: a backend that can look
+// at a running container's init process implements it. The kernel drops a
+// signal sent to the init process of a PID namespace unless that process
+// handles it, so a stop signal can be known to be lost before it is sent;
+// the core then does not wait out the minimum shutdown window for a
+// handler that does not exist.
+type SignalChecker interface {
+	// StopSignalLost reports true only when it is sure: the container runs,
+	// its main process is its PID namespace's init, and that process has
+	// no handler for the container's stop signal. Any doubt is false.
+	StopSignalLost(ctx context.Context, id string) bool
+}

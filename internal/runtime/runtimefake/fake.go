@@ -47,9 +47,13 @@ type Fake struct {
 	exec       ExecFunc
 	imageUsers map[string]string
 	sbConfigs  map[string]runtime.SandboxConfig
+	deaf       map[string]bool
 }
 
-var _ runtime.Runtime = (*Fake)(nil)
+var (
+	_ runtime.Runtime       = (*Fake)(nil)
+	_ runtime.SignalChecker = (*Fake)(nil)
+)
 
 // New returns an empty fake.
 func New() *Fake {
@@ -62,7 +66,25 @@ func New() *Fake {
 		logs:       map[string]string{},
 		imageUsers: map[string]string{},
 		sbConfigs:  map[string]runtime.SandboxConfig{},
+		deaf:       map[string]bool{},
 	}
+}
+
+// SetStopSignalLost makes StopSignalLost report true for a container, as
+// for an init process without a handler for its stop signal.
+func (f *Fake) SetStopSignalLost(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deaf[id] = true
+}
+
+// StopSignalLost implements runtime.SignalChecker for running containers
+// marked with SetStopSignalLost.
+func (f *Fake) StopSignalLost(_ context.Context, id string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.containers[id]
+	return ok && f.deaf[id] && c.c.State == runtime.ContainerRunning
 }
 
 // SetImageUser sets the user ImageUser reports for an image ("" by default).

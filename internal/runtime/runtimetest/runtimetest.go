@@ -40,6 +40,7 @@ func Run(t *testing.T, rt runtime.Runtime) {
 	t.Run("Lifecycle", s.testLifecycle)
 	t.Run("ExitCode", s.testExitCode)
 	t.Run("StopGrace", s.testStopGrace)
+	t.Run("StopSignalLost", s.testStopSignalLost)
 	t.Run("ExecWhileStopping", s.testExecWhileStopping)
 	t.Run("Events", s.testEvents)
 	t.Run("Logs", s.testLogs)

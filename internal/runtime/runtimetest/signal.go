@@ -1,0 +1,46 @@
+package runtimetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/runlet/runlet/internal/runtime"
+)
+
+// testStopSignalLost checks the optional signal check against the kernel's
+// rule: a signal to a PID namespace's init without a handler is dropped.
+func (s *suite) testStopSignalLost(t *testing.T) {
+	sc, ok := s.rt.(runtime.SignalChecker)
+	if !ok {
+		t.Skip("backend does not check signals")
+	}
+	sb := s.sandbox(t, "signals")
+	cases := []struct {
+		name string
+		cmd  []string
+		lost bool
+	}{
+		{"plain", []string{"sleep", "3600"}, true},
+		{"ignoring", []string{"sh", "-c", `trap "" TERM; while true; do sleep 1; done`}, true},
+		{"handling", []string{"sh", "-c", `trap "exit 0" TERM; while true; do sleep 1; done`}, false},
+	}
+	ids := make([]string, len(cases))
+	for i, c := range cases {
+		ids[i] = s.container(t, sb, c.name, c.cmd...)
+	}
+	for i, c := range cases {
+		s.waitState(t, ids[i], runtime.ContainerRunning, 10*time.Second)
+		// A shell installs its trap just after it starts.
+		time.Sleep(200 * time.Millisecond)
+		if got := sc.StopSignalLost(ctxT(t, 30*time.Second), ids[i]); got != c.lost {
+			t.Errorf("StopSignalLost(%s) = %v; want %v", c.name, got, c.lost)
+		}
+	}
+	if err := s.rt.StopContainer(ctxT(t, time.Minute), ids[0], 0); err != nil {
+		t.Fatalf("StopContainer: %v", err)
+	}
+	s.waitState(t, ids[0], runtime.ContainerExited, 10*time.Second)
+	if sc.StopSignalLost(ctxT(t, 30*time.Second), ids[0]) {
+		t.Error("StopSignalLost of an exited container = true; want false")
+	}
+}
