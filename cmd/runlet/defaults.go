@@ -78,7 +78,7 @@ func checkNodeName(ctx context.Context, nodes corev1client.NodeInterface, name s
 	}
 	for _, t := range n.Spec.Taints {
 		// Registered by a runlet that did not annotate its node yet.
-		if t.Key == "virtual-kubelet.io/provider" && t.Value == "runlet" {
+		if t.Key == nodeinfo.ProviderTaintKey && t.Value == nodeinfo.ProviderTaintValue {
 			return nil
 		}
 	}

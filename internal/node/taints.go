@@ -33,9 +33,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
+// The provider taint is virtual-kubelet's convention for a virtual node.
+const (
+	ProviderTaintKey   = "virtual-kubelet.io/provider"
+	ProviderTaintValue = "runlet"
+)
+
 // DefaultTaints is the --register-with-taints default: it keeps ordinary
 // workloads (and DaemonSets) off the virtual node.
-const DefaultTaints = "virtual-kubelet.io/provider=runlet:NoSchedule"
+const DefaultTaints = ProviderTaintKey + "=" + ProviderTaintValue + ":NoSchedule"
 
 // ParseTaints parses the kubelet's --register-with-taints value: a
 // comma-separated list of "<key>=<value>:<effect>" or "<key>:<effect>". An
