@@ -25,6 +25,7 @@ func TestTermination(t *testing.T) {
 	t.Run("ActiveDeadline", func(t *testing.T) { t.Parallel(); testActiveDeadline(t, node, ns) })
 	t.Run("PromptDeletion", func(t *testing.T) { t.Parallel(); testPromptDeletion(t, node, ns) })
 	t.Run("IgnoredSIGTERMGetsFullGrace", func(t *testing.T) { t.Parallel(); testIgnoredSIGTERM(t, node, ns) })
+	t.Run("ForcedDeletion", func(t *testing.T) { t.Parallel(); testForcedDeletion(t, node, ns) })
 	t.Run("RolloutRestart", func(t *testing.T) { t.Parallel(); testRolloutRestart(t, node, ns) })
 }
 
@@ -158,6 +159,29 @@ func testIgnoredSIGTERM(t *testing.T, node, ns string) {
 	if code := exitCodeOf(t, created.UID, since, "c"); code != 137 {
 		t.Errorf("container exited %d; want 137 (SIGKILL at the end of the grace period)", code)
 	}
+}
+
+// testForcedDeletion: a forced deletion (grace 0) still gives a container
+// with a SIGTERM handler the kubelet's minimum window, in which its handler
+// runs and exits 0; a container whose init cannot receive SIGTERM is
+// killed. Both leave nothing in podman.
+func testForcedDeletion(t *testing.T, node, ns string) {
+	pod := framework.PodFor(node, ns, "forced",
+		framework.Busybox("handler", onTerm("sleep 3600")...), framework.Busybox("plain", "sleep", "3600"))
+	created := framework.CreatePod(t, pod)
+	framework.WaitForPodPhase(t, ns, pod.Name, v1.PodRunning, 90*time.Second)
+	since := time.Now()
+	zero := int64(0)
+	framework.DeletePod(t, ns, pod.Name, &zero)
+	if code := exitCodeOf(t, created.UID, since, "handler"); code != 0 {
+		t.Errorf("container with a TERM handler exited %d; want 0 from its handler", code)
+	}
+	if code := exitCodeOf(t, created.UID, since, "plain"); code != 137 {
+		t.Errorf("container without a TERM handler exited %d; want 137 (SIGKILL)", code)
+	}
+	framework.Eventually(t, 30*time.Second, "podman objects removed", func() (bool, error) {
+		return len(framework.PodmanPods(t, created.UID)) == 0 && len(framework.PodContainers(t, created.UID)) == 0, nil
+	})
 }
 
 // exitCodeOf is the exit code podman reported for the pod's container name
