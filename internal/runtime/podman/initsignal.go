@@ -12,7 +12,7 @@ import (
 )
 
 // procRoot is where the host's processes are read.
-var procRoot = "/proc"
+const procRoot = "/proc"
 
 // StopSignalLost implements runtime.SignalChecker from the container's
 // inspect and its main process's /proc entry.
@@ -43,13 +43,16 @@ func signalNumber(s string) int {
 // run in a PID namespace of its own, or beside a podman host of another
 // machine, where the same number is someone else.
 func initDropsSignal(root string, pid int, containerID string, sig int) bool {
+	if containerID == "" || sig < 1 || sig > 64 {
+		return false
+	}
 	dir := filepath.Join(root, strconv.Itoa(pid))
 	cgroups, err := os.ReadFile(filepath.Join(dir, "cgroup"))
-	if err != nil || containerID == "" || !bytes.Contains(cgroups, []byte(containerID)) {
+	if err != nil || !bytes.Contains(cgroups, []byte(containerID)) {
 		return false
 	}
 	status, err := os.ReadFile(filepath.Join(dir, "status"))
-	if err != nil || sig < 1 || sig > 64 {
+	if err != nil {
 		return false
 	}
 	var nspid []string

@@ -47,7 +47,7 @@ type Fake struct {
 	exec       ExecFunc
 	imageUsers map[string]string
 	sbConfigs  map[string]runtime.SandboxConfig
-	deaf       map[string]bool
+	signalLost map[string]bool // container IDs whose stop signal is lost
 }
 
 var (
@@ -66,7 +66,7 @@ func New() *Fake {
 		logs:       map[string]string{},
 		imageUsers: map[string]string{},
 		sbConfigs:  map[string]runtime.SandboxConfig{},
-		deaf:       map[string]bool{},
+		signalLost: map[string]bool{},
 	}
 }
 
@@ -75,7 +75,7 @@ func New() *Fake {
 func (f *Fake) SetStopSignalLost(id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.deaf[id] = true
+	f.signalLost[id] = true
 }
 
 // StopSignalLost implements runtime.SignalChecker for running containers
@@ -84,7 +84,7 @@ func (f *Fake) StopSignalLost(_ context.Context, id string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, ok := f.containers[id]
-	return ok && f.deaf[id] && c.c.State == runtime.ContainerRunning
+	return ok && f.signalLost[id] && c.c.State == runtime.ContainerRunning
 }
 
 // SetImageUser sets the user ImageUser reports for an image ("" by default).
