@@ -28,13 +28,13 @@ import (
 	"github.com/runlet/runlet/internal/status"
 	"github.com/runlet/runlet/internal/syncloop"
 	"github.com/runlet/runlet/internal/telemetry"
+	"github.com/runlet/runlet/internal/vknode"
 	"github.com/runlet/runlet/internal/volume"
 	"github.com/runlet/runlet/provider"
 	"github.com/sirupsen/logrus"
 	vklog "github.com/virtual-kubelet/virtual-kubelet/log"
 	vklogrus "github.com/virtual-kubelet/virtual-kubelet/log/logrus"
 	"github.com/virtual-kubelet/virtual-kubelet/node"
-	"github.com/virtual-kubelet/virtual-kubelet/node/nodeutil"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -226,7 +226,7 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 	}
 	var prov *provider.Provider
 	var apiPods corev1listers.PodLister
-	newProvider := func(pc nodeutil.ProviderConfig) (nodeutil.Provider, node.NodeProvider, error) {
+	newProvider := func(pc vknode.ProviderConfig) (node.PodLifecycleHandler, node.NodeProvider, error) {
 		err := nodeinfo.Fill(pc.Node, nodeinfo.Options{
 			Name: o.NodeName, InternalIP: nodeIP, KubeletPort: o.KubeletPort, MaxPods: o.MaxPods,
 			StoragePath: storagePath(o.RootDir), Version: kubeletVersion(), Host: host,
@@ -263,22 +263,15 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 	if err != nil {
 		return err
 	}
-	n, err := nodeutil.NewNode(o.NodeName, newProvider,
-		nodeutil.WithClient(frameworkClient{client}),
-		func(cfg *nodeutil.NodeConfig) error {
-			cfg.HTTPListenAddr = net.JoinHostPort(o.Address, strconv.Itoa(int(o.KubeletPort)))
-			cfg.TLSConfig = tlsCfg
-			cfg.Handler = handler
-			cfg.NumWorkers = o.PodSyncWorkers
-			cfg.EventRecorder = rec
-			return nil
-		},
-		nodeutil.WithPodControllerConfigOverrides(podControllerOverrides, func(pc *node.PodControllerConfig) error {
+	n, err := vknode.New(vknode.Config{
+		Name: o.NodeName, Client: client, EventRecorder: rec, Workers: o.PodSyncWorkers,
+		ListenAddr: net.JoinHostPort(o.Address, strconv.Itoa(int(o.KubeletPort))), TLSConfig: tlsCfg, Handler: handler,
+		PodControllerOpts: []func(*node.PodControllerConfig) error{raiseQueueLimits, func(pc *node.PodControllerConfig) error {
 			// Conditions others set on pods (readiness gates) reach runlet.
 			_, err := pc.PodInformer.Informer().AddEventHandler(prov.ConditionsHandler())
 			return err
-		}),
-	)
+		}},
+	}, newProvider)
 	if err != nil {
 		return err
 	}
@@ -286,7 +279,7 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 	c.start(ctx)
 	go prov.Run(ctx, n.PodController().Ready())
 	go func() {
-		if err := n.WaitReady(ctx, 0); err == nil {
+		if err := n.WaitReady(ctx); err == nil {
 			log.WithField("node", o.NodeName).Info("node registered and ready")
 		}
 	}()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/runlet/runlet/internal/kubeclient"
 	nodeinfo "github.com/runlet/runlet/internal/node"
 	"github.com/runlet/runlet/internal/pleg"
 	"github.com/virtual-kubelet/virtual-kubelet/node"
@@ -31,20 +32,11 @@ func newClient(o *options) (kubernetes.Interface, error) {
 	}
 	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
 	cfg.UserAgent = "runlet/" + version
-	return kubernetes.NewForConfig(cfg)
+	return kubeclient.New(cfg)
 }
 
-// podControllerOverrides adjusts the framework's pod controller:
-//   - runlet builds containers' environments itself, when it creates them, as
-//     the kubelet does: the framework would resolve them before handing the
-//     pod over, and a missing configMap would then leave the pod Pending with
-//     no status at all, and status.podIP empty;
-//   - its work-queue limiter (10 qps overall) would queue a burst of pods.
-func podControllerOverrides(c *node.PodControllerConfig) error {
-	c.SkipDownwardAPIResolution = true
-	return raiseQueueLimits(c)
-}
-
+// raiseQueueLimits lifts the framework's work-queue limiter (10 qps
+// overall), which would queue a burst of pods.
 func raiseQueueLimits(c *node.PodControllerConfig) error {
 	limiter := func() workqueue.TypedRateLimiter[any] {
 		return workqueue.NewTypedMaxOfRateLimiter(

@@ -7,10 +7,13 @@ import (
 	"time"
 
 	"k8s.io/apiserver/pkg/authentication/authenticator"
-	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	"k8s.io/apiserver/pkg/authentication/group"
+	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
+	"k8s.io/apiserver/pkg/authentication/request/union"
+	"k8s.io/apiserver/pkg/authentication/request/websocket"
+	"k8s.io/apiserver/pkg/authentication/request/x509"
+	"k8s.io/apiserver/pkg/authentication/token/cache"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
-	"k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -50,34 +53,24 @@ func Handler(ctx context.Context, client kubernetes.Interface, nodeName string, 
 	if err != nil {
 		return nil, err
 	}
-	authz, err := authorizerfactory.DelegatingAuthorizerConfig{
-		SubjectAccessReviewClient: client.AuthorizationV1(),
-		AllowCacheTTL:             allowCacheTTL,
-		DenyCacheTTL:              denyCacheTTL,
-		WebhookRetryBackoff:       options.DefaultAuthWebhookRetryBackoff(),
-	}.New()
-	if err != nil {
-		return nil, fmt.Errorf("authorization webhook: %w", err)
-	}
+	authz := newSARAuthorizer(client.AuthorizationV1().SubjectAccessReviews())
 	return &authFilter{authn: authn, authz: authz, nodeName: nodeName, next: h}, nil
 }
 
+// newAuthenticator is the apiserver's delegating authenticator as the
+// kubelet builds it: client certificates, then bearer tokens (in the
+// header or a websocket subprotocol) checked by TokenReview and cached.
 func newAuthenticator(ctx context.Context, client kubernetes.Interface, o AuthOptions) (authenticator.Request, error) {
-	cfg := authenticatorfactory.DelegatingAuthenticatorConfig{
-		CacheTTL:                 tokenCacheTTL,
-		TokenAccessReviewTimeout: webhookTimeout,
-		WebhookRetryBackoff:      options.DefaultAuthWebhookRetryBackoff(),
-	}
-	if o.TokenWebhook {
-		cfg.TokenAccessReviewClient = client.AuthenticationV1()
-	}
 	ca, err := clientCA(ctx, client, o)
 	if err != nil {
 		return nil, err
 	}
-	cfg.ClientCertificateCAContentProvider = ca
-	authn, _, err := cfg.New()
-	return authn, err
+	authns := []authenticator.Request{x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion)}
+	if o.TokenWebhook {
+		tokens := cache.New(tokenReviewer{reviews: client.AuthenticationV1().TokenReviews()}, false, tokenCacheTTL, tokenCacheTTL)
+		authns = append(authns, bearertoken.New(tokens), websocket.NewProtocolAuthenticator(tokens))
+	}
+	return group.NewAuthenticatedGroupAdder(union.New(authns...)), nil
 }
 
 // authFilter is the kubelet's InstallAuthFilter: authenticate, then allow

@@ -2,15 +2,17 @@ package kubeletserver
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"time"
 
 	"github.com/gorilla/mux"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
-	"github.com/virtual-kubelet/virtual-kubelet/node/nodeutil"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	corev1listers "k8s.io/client-go/listers/core/v1"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
 // The kubelet's streaming timeouts: an idle exec, attach or port-forward
@@ -21,13 +23,24 @@ const (
 	StreamCreationTimeout = 30 * time.Second
 )
 
+// Provider is what the kubelet API paths ask of the provider.
+type Provider interface {
+	GetPods(context.Context) ([]*v1.Pod, error)
+	GetContainerLogs(ctx context.Context, namespace, podName, containerName string, opts api.ContainerLogOpts) (io.ReadCloser, error)
+	RunInContainer(ctx context.Context, namespace, podName, containerName string, cmd []string, attach api.AttachIO) error
+	AttachToContainer(ctx context.Context, namespace, podName, containerName string, attach api.AttachIO) error
+	GetStatsSummary(context.Context) (*statsv1alpha1.Summary, error)
+	GetMetricsResource(context.Context) ([]*dto.MetricFamily, error)
+	PortForward(ctx context.Context, namespace, pod string, port int32, stream io.ReadWriteCloser) error
+}
+
 // Routes serves the kubelet API paths (logs, exec, attach, port-forward,
-// pods, stats, metrics, /debug/pprof) on p. It is nodeutil.AttachProviderRoutes with one
+// pods, stats, metrics, /debug/pprof) on p. It is virtual-kubelet's AttachProviderRoutes with one
 // fix: virtual-kubelet v1.14.1's api.PodHandler hands the port-forward
 // server its idle and creation timeouts swapped (a forward dies after 30 s
 // idle, and a client that never opens its streams is waited for 4 h), so
 // /portForward is routed here first with the timeouts the right way round.
-func Routes(p nodeutil.Provider, apiPods corev1listers.PodLister) http.Handler {
+func Routes(p Provider, apiPods corev1listers.PodLister) http.Handler {
 	r := mux.NewRouter()
 	r.StrictSlash(true)
 	r.HandleFunc("/portForward/{namespace}/{pod}", api.HandlePortForward(p.PortForward,

@@ -15,7 +15,6 @@ import (
 	"net"
 	"time"
 
-	"github.com/virtual-kubelet/virtual-kubelet/node/nodeutil"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -44,12 +43,12 @@ const (
 // TLSConfig builds the server's TLS config. Client certificates are asked
 // for but verified by the authenticator against --client-ca-file (re-read
 // when it changes), as on the kubelet, so a certificate from another CA gets
-// 401 and bearer tokens work without one.
+// 401 and bearer tokens work without one. The cipher suites are Go's
+// defaults, as on a kubelet without --tls-cipher-suites.
 func TLSConfig(ctx context.Context, o TLSOptions) (*tls.Config, CertSource, error) {
 	cfg := &tls.Config{
-		MinVersion:   tls.VersionTLS12,
-		CipherSuites: nodeutil.DefaultServerCiphers(),
-		ClientAuth:   tls.RequestClientCert,
+		MinVersion: tls.VersionTLS12,
+		ClientAuth: tls.RequestClientCert,
 	}
 	switch {
 	case o.Bootstrap:

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/informers"
+	corev1informers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
@@ -66,9 +66,8 @@ func (s *Services) watch(namespace string) *nsServices {
 	defer s.mu.Unlock()
 	w, ok := s.byNS[namespace]
 	if !ok {
-		f := informers.NewSharedInformerFactoryWithOptions(s.client, 0, informers.WithNamespace(namespace))
-		w = &nsServices{informer: f.Core().V1().Services().Informer(), stop: make(chan struct{})}
-		f.Start(w.stop)
+		w = &nsServices{informer: corev1informers.NewServiceInformer(s.client, namespace, 0, cache.Indexers{}), stop: make(chan struct{})}
+		go w.informer.Run(w.stop)
 		s.byNS[namespace] = w
 	}
 	w.lastRead = s.now()

@@ -1,0 +1,119 @@
+// Package vknode runs virtual-kubelet's node and pod controllers for runlet:
+// the Node object and its lease, the informer of the pods bound to the node,
+// and the kubelet port. It wires what virtual-kubelet's nodeutil.NewNode
+// wires; nodeutil itself imports the generic API server's options (the etcd
+// client, CEL, admission plugins), which a node never runs.
+package vknode
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/virtual-kubelet/virtual-kubelet/node"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	corev1informers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/record"
+)
+
+// podResync is how often the pod informer replays its cache, nodeutil's default.
+const podResync = time.Minute
+
+// Config is the node to run.
+type Config struct {
+	Name       string
+	Client     kubernetes.Interface
+	ListenAddr string
+	TLSConfig  *tls.Config
+	Handler    http.Handler
+	// Workers is the number of pod controller workers.
+	Workers       int
+	EventRecorder record.EventRecorder
+	// PodControllerOpts adjust the pod controller's config before it is built.
+	PodControllerOpts []func(*node.PodControllerConfig) error
+}
+
+// ProviderConfig is what a provider is built from: the pods bound to the
+// node, and the Node object it fills in before registration.
+type ProviderConfig struct {
+	Pods corev1listers.PodLister
+	Node *v1.Node
+}
+
+// NewProviderFunc builds the pod and node providers.
+type NewProviderFunc func(ProviderConfig) (node.PodLifecycleHandler, node.NodeProvider, error)
+
+// Node is a running virtual-kubelet node.
+type Node struct {
+	cfg   Config
+	nc    *node.NodeController
+	pc    *node.PodController
+	pods  *coreFactory
+	ready chan struct{}
+	done  chan struct{}
+	err   error
+}
+
+// New builds the node's controllers around the provider newProvider makes.
+func New(cfg Config, newProvider NewProviderFunc) (*Node, error) {
+	if _, _, err := net.SplitHostPort(cfg.ListenAddr); err != nil {
+		return nil, fmt.Errorf("kubelet listen address: %w", err)
+	}
+	if cfg.Client == nil || cfg.EventRecorder == nil {
+		return nil, errors.New("vknode: a client and an event recorder are required")
+	}
+	pods := newCoreFactory(cfg.Client, podResync)
+	podInformer := corev1informers.New(pods, v1.NamespaceAll, func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", cfg.Name).String()
+	}).Pods()
+	spec := baseNode(cfg.Name)
+	p, np, err := newProvider(ProviderConfig{Pods: podInformer.Lister(), Node: spec})
+	if err != nil {
+		return nil, fmt.Errorf("provider: %w", err)
+	}
+	nc, err := node.NewNodeController(np, spec, cfg.Client.CoreV1().Nodes(),
+		node.WithNodeEnableLeaseV1(cfg.Client.CoordinationV1().Leases(v1.NamespaceNodeLease), node.DefaultLeaseDuration))
+	if err != nil {
+		return nil, fmt.Errorf("node controller: %w", err)
+	}
+	pc, err := newPodController(cfg, p, podInformer)
+	if err != nil {
+		return nil, err
+	}
+	return &Node{cfg: cfg, nc: nc, pc: pc, pods: pods, ready: make(chan struct{}), done: make(chan struct{})}, nil
+}
+
+// PodController is the node's pod controller.
+func (n *Node) PodController() *node.PodController { return n.pc }
+
+// baseNode is the Node object before the provider fills it in, as nodeutil
+// starts it.
+func baseNode(name string) *v1.Node {
+	return &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name,
+			Labels: map[string]string{
+				"type":                   "virtual-kubelet",
+				"kubernetes.io/role":     "agent",
+				"kubernetes.io/hostname": name,
+			},
+		},
+		Status: v1.NodeStatus{
+			Phase: v1.NodePending,
+			Conditions: []v1.NodeCondition{
+				{Type: v1.NodeReady},
+				{Type: v1.NodeDiskPressure},
+				{Type: v1.NodeMemoryPressure},
+				{Type: v1.NodePIDPressure},
+				{Type: v1.NodeNetworkUnavailable},
+			},
+		},
+	}
+}
