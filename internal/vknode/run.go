@@ -26,21 +26,13 @@ func (n *Node) Run(ctx context.Context) (err error) {
 	go n.pods.Start(ctx.Done())
 	go n.pc.Run(ctx, n.cfg.Workers) //nolint:errcheck // its error is read from Err once Done closes
 	defer func() { cancel(); <-n.pc.Done() }()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-n.pc.Ready():
-	case <-n.pc.Done():
-		return n.pc.Err()
+	if err := untilReady(ctx, n.pc); err != nil {
+		return err
 	}
 	go n.nc.Run(ctx) //nolint:errcheck // as above
 	defer func() { cancel(); <-n.nc.Done() }()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-n.nc.Ready():
-	case <-n.nc.Done():
-		return n.nc.Err()
+	if err := untilReady(ctx, n.nc); err != nil {
+		return err
 	}
 	close(n.ready)
 	select {
@@ -48,6 +40,26 @@ func (n *Node) Run(ctx context.Context) (err error) {
 		return n.nc.Err()
 	case <-n.pc.Done():
 		return n.pc.Err()
+	}
+}
+
+// controller is what virtual-kubelet's node and pod controllers both report.
+type controller interface {
+	Ready() <-chan struct{}
+	Done() <-chan struct{}
+	Err() error
+}
+
+// untilReady waits for c to be ready; it returns ctx's error or the one c
+// stopped with if either comes first.
+func untilReady(ctx context.Context, c controller) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.Ready():
+		return nil
+	case <-c.Done():
+		return c.Err()
 	}
 }
 
