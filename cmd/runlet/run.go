@@ -266,7 +266,7 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 	n, err := vknode.New(vknode.Config{
 		Name: o.NodeName, Client: client, EventRecorder: rec, Workers: o.PodSyncWorkers,
 		ListenAddr: net.JoinHostPort(o.Address, strconv.Itoa(int(o.KubeletPort))), TLSConfig: tlsCfg, Handler: handler,
-		PodControllerOpts: []func(*node.PodControllerConfig) error{raiseQueueLimits, func(pc *node.PodControllerConfig) error {
+		PodControllerOpts: []func(*node.PodControllerConfig) error{vknode.RaiseQueueLimits, func(pc *node.PodControllerConfig) error {
 			// Conditions others set on pods (readiness gates) reach runlet.
 			_, err := pc.PodInformer.Informer().AddEventHandler(prov.ConditionsHandler())
 			return err

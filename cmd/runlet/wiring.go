@@ -9,12 +9,9 @@ import (
 	"github.com/runlet/runlet/internal/kubeclient"
 	nodeinfo "github.com/runlet/runlet/internal/node"
 	"github.com/runlet/runlet/internal/pleg"
-	"github.com/virtual-kubelet/virtual-kubelet/node"
-	"golang.org/x/time/rate"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/util/workqueue"
 )
 
 // newClient builds runlet's own client: client-go's defaults (QPS 5, burst
@@ -33,21 +30,6 @@ func newClient(o *options) (kubernetes.Interface, error) {
 	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
 	cfg.UserAgent = "runlet/" + version
 	return kubeclient.New(cfg)
-}
-
-// raiseQueueLimits lifts the framework's work-queue limiter (10 qps
-// overall), which would queue a burst of pods.
-func raiseQueueLimits(c *node.PodControllerConfig) error {
-	limiter := func() workqueue.TypedRateLimiter[any] {
-		return workqueue.NewTypedMaxOfRateLimiter(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[any](5*time.Millisecond, 30*time.Second),
-			&workqueue.TypedBucketRateLimiter[any]{Limiter: rate.NewLimiter(rate.Limit(500), 1000)},
-		)
-	}
-	c.SyncPodsFromKubernetesRateLimiter = limiter()
-	c.SyncPodStatusFromProviderRateLimiter = limiter()
-	c.DeletePodsFromKubernetesRateLimiter = limiter()
-	return nil
 }
 
 func plegHealth(p *pleg.PLEG) nodeinfo.HealthCheck {
