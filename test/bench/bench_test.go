@@ -82,6 +82,7 @@ type results struct {
 	kill                         []time.Duration // kill call → API status
 	graceDel                     []time.Duration // delete, default grace, exits on SIGTERM → API object gone
 	mem0, memSecrets             mem             // 0 pods; 0 pods with cfg.secrets unrelated Secrets
+	floor                        mem             // vkfloor: the framework's node with a provider that does nothing
 	rest                         idle            // with the first burst's pods
 	relist, scaleRelist          relist          // cost of a relist with the first burst's and cfg.scale pods
 	relistRunletN, relistRunlet  float64         // runlet's own relists over the run: count, mean ms
@@ -96,7 +97,7 @@ func newResults() *results {
 	nan := math.NaN()
 	quiet := idle{cpu: nan, svcCPU: nan, mem: noMem(), svcMem: noMem()}
 	none := relist{p50: nan, mean: nan}
-	return &results{rawBurst: map[int]float64{}, burst: map[int]float64{}, mem0: noMem(), memSecrets: noMem(),
+	return &results{rawBurst: map[int]float64{}, burst: map[int]float64{}, mem0: noMem(), memSecrets: noMem(), floor: noMem(),
 		rest: quiet, relist: none, scaleRelist: none, relistRunletN: nan, relistRunlet: nan, scaleReady: -1,
 		scaleRest: quiet, probeCPU: nan, probeSvcCPU: nan, probeGoroutines: nan}
 }

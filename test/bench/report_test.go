@@ -37,6 +37,7 @@ func rows(cfg config, r *results) []row {
 		row{"delete (grace 30 s) p50", "ms", pct(r.graceDel, .5), nan, "≤ 1000 ms", fmt.Sprintf("n=%d; exits on SIGTERM → object gone", len(r.graceDel))},
 		row{"delete (grace 30 s) p99", "ms", pct(r.graceDel, .99), nan, "", ""},
 		row{"runlet RSS, 0 pods", "MiB", r.mem0.rss, nan, "≤ 40 MiB", r.mem0.String()},
+		row{"  framework floor, 0 pods", "MiB", r.floor.rss, nan, "", "vkfloor, a provider that does nothing: " + r.floor.String()},
 		row{fmt.Sprintf("  + %d unrelated Secrets", cfg.secrets), "MiB", r.memSecrets.rss - r.mem0.rss, nan, "≤ 5 MiB more",
 			fmt.Sprintf("RSS %.1f MiB: %s", r.memSecrets.rss, r.memSecrets)},
 		row{fmt.Sprintf("runlet RSS, %d pods", b0), "MiB", r.rest.mem.rss, nan, "≤ 80 MiB", r.rest.mem.String()},

@@ -38,6 +38,7 @@ func benchRunlet(t *testing.T, ctx context.Context, cfg config, be *podman.Backe
 	progress("runlet %s (pid %d) is Ready; settling %v", rl.NodeName, rl.PID(), cfg.settle)
 	time.Sleep(cfg.settle)
 	r.mem0 = readMem(t, rl.PID(), rl.MetricsURL())
+	benchFloor(n, r)
 	benchSecrets(n, r)
 
 	_, warm := n.create("warm-up")
