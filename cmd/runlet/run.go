@@ -35,11 +35,8 @@ import (
 	vklog "github.com/virtual-kubelet/virtual-kubelet/log"
 	vklogrus "github.com/virtual-kubelet/virtual-kubelet/log/logrus"
 	"github.com/virtual-kubelet/virtual-kubelet/node"
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 )
@@ -99,7 +96,7 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	if err != nil {
 		return err
 	}
-	recorder, stopEvents := newRecorder(client, o.NodeName)
+	recorder, stopEvents := vknode.NewEventRecorder(client, "runlet", o.NodeName)
 	defer stopEvents()
 	core := newCore(ctx, o, client, backend, host, recorder, nodeIP, log, res, admit)
 
@@ -288,13 +285,6 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		return nil
 	}
 	return err
-}
-
-func newRecorder(client kubernetes.Interface, nodeName string) (record.EventRecorder, func()) {
-	eb := record.NewBroadcaster()
-	eb.StartRecordingToSink(&corev1client.EventSinkImpl{Interface: client.CoreV1().Events(v1.NamespaceAll)})
-	rec := eb.NewRecorder(scheme.Scheme, v1.EventSource{Component: "runlet", Host: nodeName})
-	return rec, eb.Shutdown
 }
 
 func storagePath(rootDir string) string {

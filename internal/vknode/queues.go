@@ -13,9 +13,10 @@ import (
 // at once and backs off only after a failure. The framework's default
 // allows 10 qps overall, which would queue a burst of pods.
 func RaiseQueueLimits(c *node.PodControllerConfig) error {
-	c.SyncPodsFromKubernetesRateLimiter = newQueueLimiter(5*time.Millisecond, 30*time.Second, 500, 1000)
-	c.SyncPodStatusFromProviderRateLimiter = newQueueLimiter(5*time.Millisecond, 30*time.Second, 500, 1000)
-	c.DeletePodsFromKubernetesRateLimiter = newQueueLimiter(5*time.Millisecond, 30*time.Second, 500, 1000)
+	limiter := func() *queueLimiter { return newQueueLimiter(5*time.Millisecond, 30*time.Second, 500, 1000) }
+	c.SyncPodsFromKubernetesRateLimiter = limiter()
+	c.SyncPodStatusFromProviderRateLimiter = limiter()
+	c.DeletePodsFromKubernetesRateLimiter = limiter()
 	return nil
 }
 

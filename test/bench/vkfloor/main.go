@@ -22,10 +22,7 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/tools/record"
 
 	"github.com/runlet/runlet/internal/kubeclient"
 	"github.com/runlet/runlet/internal/kubeletserver"
@@ -65,16 +62,15 @@ func run(ctx context.Context, kubeconfig, name, listen, metrics string) error {
 	if err != nil {
 		return err
 	}
-	events := record.NewBroadcaster()
-	defer events.Shutdown()
-	events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	recorder, stopEvents := vknode.NewEventRecorder(client, "vkfloor", name)
+	defer stopEvents()
 	mux := http.NewServeMux()
 	api.AttachPodRoutes(api.PodHandlerConfig{}, mux, true)
 	go func() { _ = http.ListenAndServe(metrics, promhttp.Handler()) }() //nolint:gosec // a bench helper on loopback
 	logrus.WithField("node", name).Info("vkfloor: a node with a provider that does nothing")
 	n, err := vknode.New(vknode.Config{
 		Name: name, Client: client, Workers: 10, ListenAddr: listen, Handler: mux,
-		EventRecorder: events.NewRecorder(scheme.Scheme, v1.EventSource{Component: "vkfloor", Host: name}),
+		EventRecorder: recorder,
 		TLSConfig:     &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
 	}, func(pc vknode.ProviderConfig) (node.PodLifecycleHandler, node.NodeProvider, error) {
 		pc.Node.Status.Capacity = v1.ResourceList{v1.ResourcePods: resource.MustParse("110")}
