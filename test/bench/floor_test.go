@@ -51,14 +51,8 @@ func benchFloor(n *node, r *results) {
 
 // stopFloor stops vkfloor by its PID and removes its Node object.
 func stopFloor(n *node, cmd *exec.Cmd, name string) {
-	_ = cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-	}
+	framework.SignalAndWait(cmd.Process, syscall.SIGTERM, done, 30*time.Second)
 	_ = framework.Get(n.t).Client.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
 }

@@ -305,15 +305,10 @@ func (p *PodmanService) signalAndWait(sig syscall.Signal, timeout time.Duration)
 	}
 	proc, done := p.cmd.Process, p.done
 	p.mu.Unlock()
-	_ = proc.Signal(sig)
-	select {
-	case <-done:
-		return nil
-	case <-time.After(timeout):
-		_ = proc.Kill()
-		<-done
+	if !SignalAndWait(proc, sig, done, timeout) {
 		return fmt.Errorf("podman service (pid %d) ignored %v for %v: killed", proc.Pid, sig, timeout)
 	}
+	return nil
 }
 
 func stopPodmanService() {

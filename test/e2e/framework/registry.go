@@ -115,13 +115,7 @@ func StartRegistry(t testing.TB) *Registry {
 
 // stop ends the registry by its PID: SIGTERM, then SIGKILL after 10 s.
 func (r *Registry) stop() {
-	_ = r.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-r.done:
-	case <-time.After(10 * time.Second):
-		_ = r.cmd.Process.Kill()
-		<-r.done
-	}
+	SignalAndWait(r.cmd.Process, syscall.SIGTERM, r.done, 10*time.Second)
 }
 
 // Push copies a local image into the registry as repo:tag (with the registry's credentials) and

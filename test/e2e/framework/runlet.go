@@ -275,12 +275,7 @@ func (r *Runlet) Stop() (int, error) {
 	r.stopped = true
 	p, done := r.cmd.Process, r.done
 	r.mu.Unlock()
-	_ = p.Signal(syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(r.opts.StopTimeout):
-		_ = p.Kill()
-		<-done
+	if !SignalAndWait(p, syscall.SIGTERM, done, r.opts.StopTimeout) {
 		return r.ExitCode(), fmt.Errorf("runlet (pid %d) did not exit within %v of SIGTERM: killed", p.Pid, r.opts.StopTimeout)
 	}
 	st := r.ProcessState()
