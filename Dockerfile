@@ -1,22 +1,32 @@
 # The runlet image: runlet's static binary on a minimal base (CA certificates,
 # /etc/passwd with root and nonroot, /tmp). It drives podman through a socket
-# (mounted from the host, or reached over tcp:// or ssh://), so it holds
-# nothing else.
+# (mounted from the host, or reached over tcp:// or ssh://). Beside it, what
+# runlet's own pod network (kubenet) runs in the container, so that a host
+# without CNI plugins works: Debian's CNI plugins bridge, host-local, portmap
+# and loopback in /usr/lib/cni, iptables, and the glibc they load
+# (hack/image.sh --network-rootfs collects them).
 #
 # With a registry:  podman build -t runlet .   (or docker build): compiles
-#                   runlet in GO_IMAGE and puts it on BASE_IMAGE.
-# Without one:      make image (hack/image.sh) builds the binary on this host and
-#                   the base from local files, then this file with
-#                   BINARY=prebuilt, the binary being all of the build context.
+#                   runlet in GO_IMAGE (Debian-based: the network's files come
+#                   from its containernetworking-plugins and iptables packages)
+#                   and puts it on BASE_IMAGE.
+# Without one:      make image (hack/image.sh) builds the binary on this host,
+#                   the base and the network's files from local files, then
+#                   this file with BINARY=prebuilt, the binary and rootfs/
+#                   being all of the build context.
 ARG GO_IMAGE=docker.io/library/golang:1.26
 ARG BASE_IMAGE=gcr.io/distroless/static-debian12
 ARG BINARY=build
 
 FROM ${GO_IMAGE} AS build
+RUN apt-get update -qq && \
+    apt-get install -y -qq --no-install-recommends containernetworking-plugins iptables >/dev/null && \
+    rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
+RUN bash hack/image.sh --network-rootfs /out/rootfs
 ARG VERSION=v0.1.0-dev
 ARG COMMIT=unknown
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" \
@@ -24,6 +34,7 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION} 
 
 FROM scratch AS prebuilt
 COPY runlet /out/runlet
+COPY rootfs /out/rootfs
 
 FROM ${BINARY} AS binary
 
@@ -37,7 +48,10 @@ LABEL org.opencontainers.image.title="runlet" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${COMMIT}" \
       org.opencontainers.image.created="${CREATED}"
+COPY --from=binary /out/rootfs/ /
 COPY --from=binary /out/runlet /usr/local/bin/runlet
+# go-iptables and the CNI plugins find iptables in /usr/sbin
+ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # nonroot; the chart runs it as root only where it needs the host's podman socket
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/runlet"]

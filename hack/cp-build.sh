@@ -1,6 +1,6 @@
 #!/bin/bash
 # Build the local control plane + tools from the Go module proxy, pinned by hack/cp-modules/*/go.{mod,sum}:
-#   kube-apiserver kube-scheduler kube-controller-manager kubectl (k8s.io/kubernetes v1.37.2),
+#   kube-apiserver kube-scheduler kube-controller-manager kube-proxy kubectl (k8s.io/kubernetes v1.37.2),
 #   etcd etcdctl (go.etcd.io/etcd v3.7.3), helm (helm.sh/helm/v3 v3.22.0)
 # into $CP_BIN_DIR (default ~/.cache/runlet/cp-v1.37.2/bin), outside the clone. Skips when all exist.
 # Takes ~6 min cold on 2 cores. Progress goes to stderr; the bin dir is printed on stdout.
@@ -34,7 +34,8 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 ( cd "$MODDIR/k8s" && go build -trimpath -ldflags="$LD" -o "$TMP/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler \
-    k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl )
+    k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-proxy \
+    k8s.io/kubernetes/cmd/kubectl )
 log "kubernetes binaries built"
 ( cd "$MODDIR/etcd" && go build -trimpath -ldflags='-s -w' -o "$TMP/etcd" go.etcd.io/etcd/server/v3 \
   && go build -trimpath -ldflags='-s -w' -o "$TMP/etcdctl" go.etcd.io/etcd/etcdctl/v3 )

@@ -1,18 +1,21 @@
 #!/bin/bash
-# PKI + kubeconfigs for the loopback-only control plane.
-# Usage: cp-pki.sh DIR APISERVER_PORT
-# Certificates are made once (kept if DIR/ca.crt exists); kubeconfigs are rewritten every time
-# (they embed the apiserver port). Files in DIR:
+# PKI + kubeconfigs for the local control plane.
+# Usage: cp-pki.sh DIR APISERVER_PORT [HOST_IP]
+# Certificates are made once (kept if DIR/ca.crt exists), but for the apiserver's serving cert, which is
+# made again when its addresses change (HOST_IP); kubeconfigs are rewritten every time (they embed the
+# apiserver port) and all point at https://127.0.0.1:APISERVER_PORT. Files in DIR:
 #   ca.{crt,key}                 cluster CA: apiserver serving, all client certs, CSR signing
 #   front-proxy-ca.*, front-proxy-client.*, sa.{key,pub}
-#   apiserver.*                  apiserver serving cert (127.0.0.1, kubernetes.default...)
+#   apiserver.*                  apiserver serving cert: 127.0.0.1, localhost, HOST_IP (the `kubernetes`
+#                                Service's endpoint) and 10.0.0.1, kubernetes.default.svc... (what pods dial)
+#   kube-proxy.* kube-proxy.kubeconfig  user system:kube-proxy (bound to system:node-proxier by default)
 #   apiserver-kubelet-client.*   apiserver -> kubelet (runlet) client cert, group system:masters
 #   admin.* admin.kubeconfig     cluster-admin (system:masters)
 #   runlet.* runlet.kubeconfig   runlet's identity: user "runlet", group "runlet", bound to the
 #                                ClusterRole in hack/runlet-rbac.yaml (applied by cp-up.sh)
 #   runlet-serving.{crt,key}     serving cert for runlet's kubelet endpoint (IP:127.0.0.1, localhost)
 set -euo pipefail
-D=${1:?dir}; PORT=${2:?apiserver port}
+D=${1:?dir}; PORT=${2:?apiserver port}; HOST_IP=${3:-127.0.0.1}
 SERVER=https://127.0.0.1:$PORT
 mkdir -p "$D"; cd "$D"
 
@@ -45,11 +48,18 @@ if [ ! -f sa.key ]; then
   openssl genrsa -out sa.key 2048 2>/dev/null
   openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
 fi
+SANS=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc
+SANS=$SANS,DNS:kubernetes.default.svc.cluster.local
+[ "$HOST_IP" = 127.0.0.1 ] || SANS=$SANS,IP:$HOST_IP
+# the host's address can change between runs (DHCP, another VM): then the cert no longer covers it
+if [ "$(cat apiserver.sans 2>/dev/null)" != "$SANS" ]; then rm -f apiserver.crt; fi
 cert apiserver kube-apiserver "" "$SERVING
-subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+subjectAltName=$SANS"
+echo "$SANS" >apiserver.sans
 cert admin                    kubernetes-admin               system:masters "$CLIENT"
 cert kube-scheduler           system:kube-scheduler          ""             "$CLIENT"
 cert kube-controller-manager  system:kube-controller-manager ""             "$CLIENT"
+cert kube-proxy               system:kube-proxy              ""             "$CLIENT"
 cert apiserver-kubelet-client kube-apiserver-kubelet-client  system:masters "$CLIENT"
 cert front-proxy-client       front-proxy-client             ""             "$CLIENT" front-proxy-ca
 cert runlet                   runlet                         runlet         "$CLIENT"
@@ -83,5 +93,6 @@ EOF
 kubeconfig admin admin
 kubeconfig kube-scheduler system:kube-scheduler
 kubeconfig kube-controller-manager system:kube-controller-manager
+kubeconfig kube-proxy system:kube-proxy
 kubeconfig runlet runlet
 chmod 600 ./*.key

@@ -1,7 +1,11 @@
 #!/bin/bash
 # Build the runlet image with podman, with no registry: runlet's static binary is built on this host
 # and put on a base assembled here from local files (the host's CA certificates, /etc/passwd, /tmp),
-# through the repository's Dockerfile (BINARY=prebuilt).
+# through the repository's Dockerfile (BINARY=prebuilt), with what the pod network runs in the runlet
+# container taken from this host's packages too (see network_rootfs).
+# Usage: hack/image.sh                      build the image
+#        hack/image.sh --network-rootfs DIR  only copy the network's files into DIR (the Dockerfile's
+#                                            build stage runs this)
 # Env:
 #   VERSION     stamped into the binary, label and tag     default: appVersion of charts/runlet
 #   COMMIT      stamped into the binary and label          default: git HEAD (+ -dirty)
@@ -11,6 +15,59 @@
 # Prints the image name last on stdout.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+
+# network_rootfs DIR: what runlet's own pod network (kubenet) runs inside the runlet container, copied
+# from this system into DIR at the same paths, so that a host with no CNI plugins of its own still
+# works: the CNI plugins bridge, host-local, portmap and loopback (Debian's containernetworking-plugins,
+# in /usr/lib/cni, last in runlet's --cni-bin-dir), iptables (kubenet's masquerade rule and portmap's
+# hostPort rules; both backends, `iptables` being this system's choice, nft or legacy) with its
+# extensions, and the shared libraries all of them load (Debian builds the plugins against glibc).
+network_rootfs() {
+  local dst=$1 f p s xt mode
+  local -a elves=() libs=()
+  mkdir -p "$dst/usr/lib/cni" "$dst/usr/sbin" "$dst/etc"
+  for p in bridge host-local portmap loopback; do
+    [ -x "/usr/lib/cni/$p" ] || die "/usr/lib/cni/$p is missing (apt-get install containernetworking-plugins)"
+    cp "/usr/lib/cni/$p" "$dst/usr/lib/cni/$p"; elves+=("/usr/lib/cni/$p")
+  done
+  f=$(readlink -f /usr/sbin/iptables 2>/dev/null || true)
+  case "${f##*/}" in
+    xtables-nft-multi) mode=nft ;;
+    xtables-legacy-multi) mode=legacy ;;
+    *) die "/usr/sbin/iptables is not iptables' nft or legacy multi-call binary (apt-get install iptables)" ;;
+  esac
+  for p in nft legacy; do
+    [ -x "/usr/sbin/xtables-$p-multi" ] || continue
+    cp "/usr/sbin/xtables-$p-multi" "$dst/usr/sbin/"; elves+=("/usr/sbin/xtables-$p-multi")
+    for f in iptables ip6tables; do
+      for s in "" -save -restore; do ln -sf "xtables-$p-multi" "$dst/usr/sbin/$f-$p$s"; done
+    done
+  done
+  for f in iptables ip6tables; do
+    for s in "" -save -restore; do ln -sf "$f-$mode$s" "$dst/usr/sbin/$f$s"; done
+  done
+  # the extensions (-j MASQUERADE, -m addrtype, ...) are loaded from the directory built into libxtables
+  xt=
+  for f in /usr/lib/*/xtables/libxt_standard.so /usr/lib*/xtables/libxt_standard.so; do
+    [ -f "$f" ] && { xt=${f%/*}; break; }
+  done
+  [ -n "$xt" ] || die "iptables' extensions (libxt_standard.so) not found"
+  mkdir -p "$dst$xt"; cp -a "$xt/." "$dst$xt/"; elves+=("$xt"/*.so)
+  [ -f /etc/protocols ] && cp /etc/protocols "$dst/etc/protocols" # iptables -p by name
+  # shared libraries, at the paths the loader resolved them to here (its own included)
+  mapfile -t libs < <(for f in "${elves[@]}"; do ldd "$f" 2>/dev/null || true; done |
+    awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | sort -u)
+  for f in "${libs[@]}"; do
+    mkdir -p "$dst$(dirname "$f")"; cp -L "$f" "$dst$f"
+  done
+  log "pod network files ($mode iptables, ${#libs[@]} libraries) copied into $dst"
+}
+if [ "${1:-}" = --network-rootfs ]; then
+  [ -n "${2:-}" ] || die "usage: $0 --network-rootfs DIR"
+  network_rootfs "$2"
+  exit 0
+fi
+
 VERSION=${VERSION:-$(awk -F'"' '/^appVersion:/ {print $2}' "$REPO_ROOT/charts/runlet/Chart.yaml")}
 [ -n "$VERSION" ] || die "no appVersion in charts/runlet/Chart.yaml"
 if [ -z "${COMMIT:-}" ]; then
@@ -43,6 +100,7 @@ fi
 
 log "building runlet $VERSION ($COMMIT), static"
 mkdir -p "$CTX/context"
+network_rootfs "$CTX/context/rootfs"
 (cd "$REPO_ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$VERSION -X main.commit=$COMMIT" \
   -o "$CTX/context/runlet" ./cmd/runlet)
 podman build --quiet -f "$REPO_ROOT/Dockerfile" \

@@ -9,7 +9,11 @@ CP_K8S_VERSION=v1.37.2
 RUNLET_CACHE=${RUNLET_CACHE:-$HOME/.cache/runlet}
 CP_CACHE=${CP_CACHE:-$RUNLET_CACHE/cp-$CP_K8S_VERSION}
 CP_BIN_DIR=${CP_BIN_DIR:-$CP_CACHE/bin}
-CP_BINARIES="etcd etcdctl kube-apiserver kube-scheduler kube-controller-manager kubectl helm"
+CP_BINARIES="etcd etcdctl kube-apiserver kube-scheduler kube-controller-manager kube-proxy kubectl helm"
+# CoreDNS for the cluster DNS add-on (hack/coredns-build.sh, hack/cluster-dns.sh): the release that
+# hack/cp-modules/coredns/go.mod pins, and the local image it is imported as
+coredns_version() { awk '$1 == "require" && $2 == "github.com/coredns/coredns" {print $3}' "$HACK_DIR/cp-modules/coredns/go.mod"; }
+coredns_image() { echo "localhost/runlet/coredns:$(coredns_version)"; }
 
 # Go 1.26 lives in /usr/local/go; put it first so that an older distro go does not win
 if [ -x /usr/local/go/bin/go ] && [[ ":$PATH:" != *:/usr/local/go/bin:* ]]; then export PATH=/usr/local/go/bin:$PATH; fi

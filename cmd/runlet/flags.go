@@ -61,6 +61,8 @@ type options struct {
 
 	// Node pressure and eviction (--eviction-hard, ...).
 	evictionOptions
+	// The pod network (--network-plugin, --cni-conf-dir, ...).
+	networkOptions
 	// Node resources and pod security, as the kubelet's flags.
 	SystemReserved, KubeReserved map[string]string
 	PodMaxPids                   int64
@@ -110,6 +112,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.ImagePullTimeout, "image-pull-timeout", 10*time.Minute, "how long one image pull may take before it is cancelled")
 	addEvictionFlags(fs, o)
 	addResourceFlags(fs, o)
+	addNetworkFlags(fs, &o.networkOptions)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -122,6 +125,9 @@ func parseFlags(args []string) (*options, error) {
 		return nil, fmt.Errorf("--container-log-max-files must be at least 2, not %d", o.ContainerLogMaxFiles)
 	}
 	if err := o.parseEviction(); err != nil {
+		return nil, err
+	}
+	if err := o.validateNetwork(); err != nil {
 		return nil, err
 	}
 	if o.NodeName == "" {

@@ -53,3 +53,27 @@ func TestNodeLabelsFlag(t *testing.T) {
 		t.Errorf("forbidden label: error %v", err)
 	}
 }
+
+func TestNetworkFlags(t *testing.T) {
+	o, err := parseFlags([]string{"--nodename", "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.NetworkPlugin != "auto" || o.CNIConfDir != "/etc/cni/net.d" || !reflect.DeepEqual(o.CNIBinDirs, []string{"/opt/cni/bin", "/usr/lib/cni"}) ||
+		o.NonMasqueradeCIDR != "10.0.0.0/8" || o.PodCIDR != "" {
+		t.Errorf("defaults: %+v", o.networkOptions)
+	}
+	o, err = parseFlags([]string{"--nodename", "n", "--network-plugin=kubenet", "--pod-cidr=10.244.7.0/24", "--cni-bin-dir=/a,/b"})
+	if err != nil || o.PodCIDR != "10.244.7.0/24" || !reflect.DeepEqual(o.CNIBinDirs, []string{"/a", "/b"}) {
+		t.Errorf("set: %+v, %v", o, err)
+	}
+	for _, tc := range []struct{ arg, want string }{
+		{"--network-plugin=flannel", "--network-plugin must be auto, cni or kubenet"},
+		{"--pod-cidr=10.244.7.0", "--pod-cidr \"10.244.7.0\" is not a CIDR"},
+		{"--non-masquerade-cidr=everything", "--non-masquerade-cidr \"everything\" is not a CIDR"},
+	} {
+		if _, err := parseFlags([]string{"--nodename", "n", tc.arg}); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s: error %v; want %q", tc.arg, err, tc.want)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/runlet/runlet/internal/lifecycle"
 	"github.com/runlet/runlet/internal/logs"
 	"github.com/runlet/runlet/internal/mirror"
+	"github.com/runlet/runlet/internal/network/cni"
 	nodeinfo "github.com/runlet/runlet/internal/node"
 	"github.com/runlet/runlet/internal/pleg"
 	"github.com/runlet/runlet/internal/podconfig"
@@ -96,9 +97,13 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	if err != nil {
 		return err
 	}
+	podNet, err := newPodNetwork(o, host, log)
+	if err != nil {
+		return fmt.Errorf("pod network: %w", err)
+	}
 	recorder, stopEvents := vknode.NewEventRecorder(client, "runlet", o.NodeName)
 	defer stopEvents()
-	core := newCore(ctx, o, client, backend, host, recorder, nodeIP, log, res, admit)
+	core := newCore(ctx, o, client, backend, host, recorder, nodeIP, log, res, admit, podNet)
 
 	rotation, err := logs.New(logs.Config{Backend: backend, Running: core.runningContainers,
 		MaxSize: o.ContainerLogMaxSize, MaxFiles: o.ContainerLogMaxFiles, Log: log.WithField("component", "logs")})
@@ -133,12 +138,14 @@ type core struct {
 	prober   *prober.Manager
 	// node is what admission checks pods against, once the framework built it.
 	node atomic.Pointer[admitNode]
+	// network is the pod network; nil with a remote backend.
+	network *cni.Manager
 }
 
-func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry, res nodeResources, admit syncloop.Admitter) *core {
+func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry, res nodeResources, admit syncloop.Admitter, podNet *cni.Manager) *core {
 	mirrors := mirror.New(mirror.Config{Client: client, NodeName: o.NodeName, Log: log.WithField("component", "mirror")})
 	rec = mirror.NewRecorder(rec, mirrors) // static pods' events land on their mirror pods
-	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: status.NewManager(), backend: rt, mirror: mirrors}
+	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: status.NewManager(), backend: rt, mirror: mirrors, network: podNet}
 	c.pleg = pleg.New(rt, c.cache, o.PLEGRelistPeriod, log.WithField("component", "pleg"))
 	c.objects = newPodObjects(ctx, client)
 	c.volumes = newVolumes(ctx, o, client, c.objects, log)
@@ -152,8 +159,9 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 		Dirs: poddir.New(o.RootDir), Volumes: c.volumes, Log: log.WithField("component", "kuberuntime"),
 		DNS: newDNSConfigurer(o, rec, nodeIP, log), ImagePullTimeout: o.ImagePullTimeout,
 		Liveness: c.prober.Liveness, Startup: c.prober.Startup,
-		Hooks: lifecycle.NewRunner(rt, rec, log.WithField("component", "lifecycle")),
-		Node:  res.runtimeOptions(o),
+		Hooks:   lifecycle.NewRunner(rt, rec, log.WithField("component", "lifecycle")),
+		Node:    res.runtimeOptions(o),
+		Network: podNetworkOf(podNet),
 	})
 	c.runtime = mgr
 	if err := mgr.PersistBackoff(filepath.Join(o.RootDir, "backoff.json")); err != nil {
@@ -228,7 +236,8 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 			Name: o.NodeName, InternalIP: nodeIP, KubeletPort: o.KubeletPort, MaxPods: o.MaxPods,
 			StoragePath: storagePath(o.RootDir), Version: kubeletVersion(), Host: host,
 			Reserved: res.reserved,
-			Taints:   o.RegisterWithTaints, Labels: o.NodeLabels,
+			Taints:   o.RegisterWithTaints, Labels: o.NodeLabels, PodCIDR: o.PodCIDR,
+			NotReady: networkHealth(c.network)(),
 		})
 		if err != nil {
 			return nil, nil, err
@@ -248,7 +257,8 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		c.runtime.SetEnv(envvars.NewResolver(objs), []string{nodeIP})
 		c.runtime.SetPullSecrets(objs)
 		c.volumes.SetNodeAllocatable(pc.Node.Status.Allocatable)
-		np := nodeinfo.NewProvider(c.backend, pc.Node, plegHealth(c.pleg)).WithPressure(c.eviction.Pressure, rec)
+		np := nodeinfo.NewProvider(c.backend, pc.Node, plegHealth(c.pleg), networkHealth(c.network)).WithPressure(c.eviction.Pressure, rec)
+		go watchPodCIDRs(ctx, client, o.NodeName, c.network, o.PodCIDR, np.Refresh)
 		return prov, np, nil
 	}
 	tlsCfg, err := kubeletTLS(ctx, o, client, nodeIP, log)

@@ -123,6 +123,8 @@ func (m *Manager) removeAll(ctx context.Context, ps *runtime.PodStatus) error {
 	for _, sb := range ps.Sandboxes {
 		if err := m.rt.RemoveSandbox(ctx, sb.ID); err != nil && !errors.Is(err, runtime.ErrNotFound) {
 			errs = append(errs, err)
+		} else if err := m.detachNetwork(ctx, sb.NetNS); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	for _, c := range ps.Containers {

@@ -56,6 +56,8 @@ type Config struct {
 	HostsFile string
 	// ImagePullTimeout bounds one image pull (default images.DefaultPullTimeout).
 	ImagePullTimeout time.Duration
+	// Network is the pod network pods join; nil: the backend's own.
+	Network PodNetwork
 }
 
 // Manager acts on the backend for pods.
@@ -84,6 +86,7 @@ type Manager struct {
 
 	dns        *dns.Configurer
 	hostsFile  string
+	network    PodNetwork
 	puller     *images.Puller
 	pullErrors sync.Map // image back-off key -> the last pull error, for ImagePullBackOff's message
 
@@ -91,6 +94,8 @@ type Manager struct {
 	waiting map[string]map[string]status.Waiting // pod UID -> container -> reason
 	// messages are termination messages already read: pod UID -> container ID -> message.
 	messages map[string]map[string]string
+	// networkGCAt is when the last pod network sweep began.
+	networkGCAt time.Time
 }
 
 // NewManager returns a manager for cfg.Runtime.
@@ -116,6 +121,7 @@ func NewManager(cfg Config) *Manager {
 		starts:       make(chan struct{}, parallelPodStarts),
 		dns:          cfg.DNS,
 		hostsFile:    cfg.HostsFile,
+		network:      cfg.Network,
 		puller:       images.NewPuller(cfg.Runtime, cfg.ImagePullTimeout),
 	}
 }
@@ -216,6 +222,7 @@ func (m *Manager) Forget(uid string) {
 func (m *Manager) GC() {
 	m.crashBackoff.GC()
 	m.imageBackoff.GC()
+	m.gcNetwork()
 }
 
 func (m *Manager) event(pod *v1.Pod, typ, reason, format string, args ...any) {

@@ -66,10 +66,19 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 			m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
 			return res, fmt.Errorf("create sandbox: %w", err)
 		}
+		if err := m.attachNetwork(ctx, pod, &cfg); err != nil {
+			return res, err
+		}
 		created, err := m.rt.CreateSandbox(ctx, cfg)
 		if err != nil {
 			m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+			if derr := m.detachNetwork(context.WithoutCancel(ctx), cfg.NetNS); derr != nil {
+				m.log.WithError(derr).WithField("pod", pod.Namespace+"/"+pod.Name).Warn("releasing the network of a sandbox not created failed")
+			}
 			return res, fmt.Errorf("create sandbox: %w", err)
+		}
+		if m.network != nil && cfg.NetNS != "" {
+			m.network.Commit(cfg.NetNS)
 		}
 		res.Changed = true
 		sb = &created

@@ -43,7 +43,15 @@ type Provider struct {
 
 // NewProvider returns a node provider for the node template n.
 func NewProvider(rt runtime.Runtime, n *v1.Node, checks ...HealthCheck) *Provider {
-	return &Provider{rt: rt, node: n, checks: checks, conds: n.Status.Conditions}
+	p := &Provider{rt: rt, node: n, checks: checks, conds: n.Status.Conditions}
+	// A node that registers NotReady (its network is not ready yet) is
+	// pushed Ready by the first check that passes.
+	for _, c := range n.Status.Conditions {
+		if c.Type == v1.NodeReady && c.Status != v1.ConditionTrue {
+			p.lastErr = c.Message
+		}
+	}
+	return p
 }
 
 // WithPressure makes the pressure conditions follow src; rec records the
@@ -85,6 +93,10 @@ func (p *Provider) watch(ctx context.Context) {
 		}
 	}
 }
+
+// Refresh re-evaluates health at once, for a change (the pod CIDR) that
+// should not wait for the next tick.
+func (p *Provider) Refresh() { p.check() }
 
 // check re-evaluates health and pressure, and pushes a status only when
 // Ready or a pressure condition changed.

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -111,4 +112,35 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestRegisteredNotReadyTurnsReady: a node that registers NotReady (its pod
+// network waits for a podCIDR) is pushed Ready by the first check that
+// passes, and NotReady again with the check's message when it fails.
+func TestRegisteredNotReadyTurnsReady(t *testing.T) {
+	tmpl := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
+	var mu sync.Mutex
+	health := errors.New("container runtime network not ready: no podCIDR")
+	tmpl.Status.Conditions = Conditions(health)
+	p := NewProvider(nil, tmpl, func() error { mu.Lock(); defer mu.Unlock(); return health })
+	var pushed []*v1.Node
+	p.notifyCb = func(n *v1.Node) { pushed = append(pushed, n) }
+	p.check()
+	if len(pushed) != 0 {
+		t.Fatalf("pushed %d statuses while still not ready", len(pushed))
+	}
+	mu.Lock()
+	health = nil
+	mu.Unlock()
+	p.Refresh()
+	if len(pushed) != 1 || condition(pushed[0], v1.NodeReady).Status != v1.ConditionTrue {
+		t.Fatalf("after the check passed: pushed %d, Ready %+v", len(pushed), pushed)
+	}
+	mu.Lock()
+	health = errors.New("network plugin gone")
+	mu.Unlock()
+	p.check()
+	if c := condition(pushed[len(pushed)-1], v1.NodeReady); len(pushed) != 2 || c.Status != v1.ConditionFalse || c.Message != "network plugin gone" {
+		t.Fatalf("after the check failed: pushed %d, Ready %+v", len(pushed), c)
+	}
 }

@@ -34,6 +34,12 @@ type Options struct {
 	Taints []v1.Taint
 	// Labels are added to runlet's own labels (--node-labels), and win over them.
 	Labels map[string]string
+	// PodCIDR is registered as the node's pod range (--pod-cidr), for
+	// clusters that allocate none.
+	PodCIDR string
+	// NotReady is why the node registers NotReady (a pod network that is
+	// not ready yet); nil: Ready.
+	NotReady error
 }
 
 // RegisteredByAnnotation marks a Node runlet registered, tainted or not, so
@@ -75,7 +81,10 @@ func Fill(n *v1.Node, o Options) error {
 	n.Status.DaemonEndpoints.KubeletEndpoint.Port = o.KubeletPort
 	n.Status.NodeInfo = nodeInfo(o)
 	n.Status.Phase = v1.NodeRunning
-	n.Status.Conditions = Conditions(nil)
+	n.Status.Conditions = Conditions(o.NotReady)
+	if o.PodCIDR != "" {
+		n.Spec.PodCIDR, n.Spec.PodCIDRs = o.PodCIDR, []string{o.PodCIDR}
+	}
 	return nil
 }
 
@@ -181,7 +190,7 @@ func Conditions(notReady error, pressure ...v1.NodeConditionType) []v1.NodeCondi
 		conds = append(conds, c)
 	}
 	return append(conds, v1.NodeCondition{Type: v1.NodeNetworkUnavailable, Status: v1.ConditionFalse, Reason: "RouteCreated",
-		Message: "pod network is configured by the backend", LastHeartbeatTime: now, LastTransitionTime: now})
+		Message: "runlet configures the pod network (CNI)", LastHeartbeatTime: now, LastTransitionTime: now})
 }
 
 // pressureCondition is how the kubelet's node status setters word one

@@ -65,8 +65,15 @@ type SandboxConfig struct {
 	PodUID, Namespace, Name string
 	// Hostname is the pod's UTS name; with HostNetwork the sandbox shares the
 	// host's UTS namespace and Hostname is empty.
-	Hostname    string
-	Labels      map[string]string
+	Hostname string
+	Labels   map[string]string
+	// NetNS is the pod's network namespace, made and wired by the core's pod
+	// network (CNI), which the sandbox joins by path; IPs are the addresses
+	// that network gave the pod. The backend reports both back for as long
+	// as the sandbox exists, across restarts of runlet. Empty: the backend's
+	// own network, which then publishes Ports.
+	NetNS       string
+	IPs         []string
 	Ports       []PortMapping
 	HostNetwork bool
 	// HostPID and HostIPC put the pod in the host's PID and IPC namespaces;
@@ -93,8 +100,11 @@ type Sandbox struct {
 	PodUID, Namespace, Name string
 	State                   SandboxState
 	IPs                     []string
-	CreatedAt               time.Time
-	Labels                  map[string]string
+	// NetNS is SandboxConfig.NetNS: the core tears the pod network down
+	// when the sandbox goes.
+	NetNS     string
+	CreatedAt time.Time
+	Labels    map[string]string
 }
 
 // Mount is a bind mount into a container.

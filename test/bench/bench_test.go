@@ -77,6 +77,7 @@ func envInts(name string, def []int) []int {
 type results struct {
 	rawStart, rawExit, rawDelete []time.Duration
 	rawKill                      []time.Duration // kill call → inspect exited
+	rawCNIStart                  []time.Duration // raw pods on runlet's pod network (CNI) instead of podman's bridge
 	rawBurst, burst              map[int]float64 // burst size → pods/s
 	start, bound, exit, del      []time.Duration
 	kill                         []time.Duration // kill call → API status
@@ -125,6 +126,7 @@ func TestBench(t *testing.T) {
 	t.Cleanup(func() { removeRaw(context.Background(), be.Client(), run) })
 
 	benchRaw(t, ctx, cfg, be, run, r)
+	benchRawCNI(t, ctx, cfg, be, run, r)
 	benchRunlet(t, ctx, cfg, be, r)
 }
 

@@ -97,16 +97,29 @@ func rawBurst(t *testing.T, cfg config, size int, start func() (rawObj, error), 
 // rawPod creates a pod with one busybox `sleep 3600` container and starts it (which starts the infra
 // container too), until inspect says running: what runlet does for a pod, minus Kubernetes.
 func rawPod(ctx context.Context, be *podman.Backend, name, run string) (rawObj, error) {
+	return rawPodIn(ctx, be, name, run, "")
+}
+
+// rawPodIn is rawPod on podman's bridge (netns ""), or in the network namespace netns, which the
+// container joins by path as runlet's podman backend does it.
+func rawPodIn(ctx context.Context, be *podman.Backend, name, run, netns string) (rawObj, error) {
 	c := be.Client()
 	labels := map[string]string{rawLabel: run}
-	pod, err := c.CreatePod(ctx, podman.PodSpec{Name: name, Labels: labels, SharedNamespaces: []string{"net", "ipc", "uts"}})
+	ps := podman.PodSpec{Name: name, Labels: labels, SharedNamespaces: []string{"net", "ipc", "uts"}}
+	cs := podman.ContainerSpec{
+		Name: name + "-c", Image: framework.BusyboxImage, Entrypoint: []string{"sleep", "3600"},
+		Labels: labels, RLimits: be.RLimits(), OCIRuntime: be.OCIRuntime(), RestartPolicy: "no",
+	}
+	if netns != "" {
+		ps.NetNS, ps.SharedNamespaces = &podman.Namespace{NSMode: "none"}, []string{"ipc", "uts"}
+		cs.NetNS = &podman.Namespace{NSMode: "path", Value: netns}
+	}
+	pod, err := c.CreatePod(ctx, ps)
 	if err != nil {
 		return rawObj{}, err
 	}
-	ctr, err := c.CreateContainer(ctx, podman.ContainerSpec{
-		Name: name + "-c", Pod: pod, Image: framework.BusyboxImage, Entrypoint: []string{"sleep", "3600"},
-		Labels: labels, RLimits: be.RLimits(), OCIRuntime: be.OCIRuntime(), RestartPolicy: "no",
-	})
+	cs.Pod = pod
+	ctr, err := c.CreateContainer(ctx, cs)
 	if err != nil {
 		return rawObj{pod: pod}, err
 	}

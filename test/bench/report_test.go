@@ -23,6 +23,8 @@ func rows(cfg config, r *results) []row {
 		{"pod start p50", "ms", pct(r.start, .5), pct(r.rawStart, .5), "≤ raw + 50 ms", fmt.Sprintf("n=%d", len(r.start))},
 		{"pod start p99", "ms", pct(r.start, .99), pct(r.rawStart, .99), "≤ 1.5 × raw", ""},
 		{"  of which scheduling p50", "ms", pct(r.bound, .5), nan, "", "create → bound (watch)"},
+		{"raw pod start on the CNI network p50", "ms", pct(r.rawCNIStart, .5), pct(r.rawStart, .5), "≤ raw + 30 ms",
+			fmt.Sprintf("n=%d; netns + CNI ADD (kubenet) + the container joining it, against podman's bridge", len(r.rawCNIStart))},
 		{"exit → API status p50", "ms", pct(r.exit, .5), pct(r.rawExit, .5), "", fmt.Sprintf("n=%d; from podman's FinishedAt; raw: → inspect exited", len(r.exit))},
 		{"exit → API status p99", "ms", pct(r.exit, .99), pct(r.rawExit, .99), "≤ 50 ms", ""},
 		{"  kill call → API status p99", "ms", pct(r.kill, .99), pct(r.rawKill, .99), "", "podman's kill waits for the exit"},

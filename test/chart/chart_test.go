@@ -166,6 +166,7 @@ func TestLintStrict(t *testing.T) {
 		{"mode=perHost"},
 		{"mode=remote", "podman.url=tcp://podman-host:8888"},
 		{"mode=remote", "podman.url=ssh://core@podman-host/run/podman/podman.sock", "podman.ssh.existingSecret=ssh"},
+		{"network.plugin=kubenet", "network.podCIDR=10.244.0.0/24", "network.hostPaths={/run/flannel}"},
 	} {
 		args := []string{"lint", "--strict", chart}
 		for _, s := range set {
@@ -422,6 +423,13 @@ func TestUninstallHook(t *testing.T) {
 		if c.Image != "localhost/runlet:v0.1.0" {
 			t.Errorf("hook image %q", c.Image)
 		}
+		// runlet tears down its pods' networks itself while the hook drains the nodes: the hook needs
+		// no host access for that.
+		for _, v := range j.Spec.Template.Spec.Volumes {
+			if v.HostPath != nil {
+				t.Errorf("%v: the hook mounts host path %s", tc.set, v.HostPath.Path)
+			}
+		}
 		if j.Spec.Template.Labels["app.kubernetes.io/component"] == "node" {
 			t.Error("the hook's pod carries runlet's selector labels: it would wait for itself")
 		}
@@ -451,14 +459,20 @@ func TestAPIServerOverride(t *testing.T) {
 func TestSchemaRejectsBadValues(t *testing.T) {
 	chart := filepath.Join(repoRoot(t), "charts", "runlet")
 	for set, want := range map[string]string{
-		"kubeletPort=abc":      "kubeletPort",
-		"metricsPort=70000":    "metricsPort",
-		"image.repository=":    "image/repository",
-		"mode=elsewhere":       "mode",
-		"uninstall.pods=leave": "uninstall/pods",
-		"mode=remote":          "podman/url",
-		"nodeName=Bad_Name":    "nodeName",
-		"kubeletPortt=1":       "kubeletPortt",
+		"kubeletPort=abc":                    "kubeletPort",
+		"metricsPort=70000":                  "metricsPort",
+		"image.repository=":                  "image/repository",
+		"mode=elsewhere":                     "mode",
+		"uninstall.pods=leave":               "uninstall/pods",
+		"mode=remote":                        "podman/url",
+		"nodeName=Bad_Name":                  "nodeName",
+		"kubeletPortt=1":                     "kubeletPortt",
+		"network.plugin=weave":               "network/plugin",
+		"network.podCIDR=abc":                "network/podCIDR",
+		"network.nonMasqueradeCIDR=10.0.0.0": "network/nonMasqueradeCIDR",
+		"network.cniBinDir={opt/cni/bin}":    "network/cniBinDir",
+		`network.cniBinDir[0]=/a\,/b`:        "network/cniBinDir", // --cni-bin-dir is comma-separated
+		"network.hostPaths={run/flannel}":    "network/hostPaths",
 	} {
 		_, err := helm(t, "template", "x", chart, "--kube-version", kubeVersion, "--set", set)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -498,5 +512,157 @@ func TestManifestAgreesWithTheChart(t *testing.T) {
 	}
 	if !ns || !dep {
 		t.Errorf("deploy/runlet.yaml: namespace %v, deployment in it %v", ns, dep)
+	}
+}
+
+// hostMount is a container's mount of a hostPath volume.
+type hostMount struct {
+	v1.VolumeMount
+	hostPath v1.HostPathVolumeSource
+}
+
+// hostMounts are a pod's hostPath mounts by their path in the container.
+func hostMounts(spec v1.PodSpec, c v1.Container) map[string]hostMount {
+	vols := map[string]*v1.HostPathVolumeSource{}
+	for _, v := range spec.Volumes {
+		vols[v.Name] = v.HostPath
+	}
+	out := map[string]hostMount{}
+	for _, m := range c.VolumeMounts {
+		if hp := vols[m.Name]; hp != nil {
+			out[m.MountPath] = hostMount{VolumeMount: m, hostPath: *hp}
+		}
+	}
+	return out
+}
+
+// networkArgs are runlet's flags of the pod network.
+var networkArgs = []string{"network-plugin", "cni-conf-dir", "cni-bin-dir", "pod-cidr", "non-masquerade-cidr"}
+
+// In host and perHost modes runlet owns the pod network from inside its pod: it pins namespaces under
+// /run/netns for podman on the host, reads the host's CNI configuration and plugins, shares host-local's
+// leases with the host kubelet's pods, and changes the host's links and iptables.
+func TestPodNetworkOnTheHost(t *testing.T) {
+	for _, mode := range []string{"host", "perHost"} {
+		r := render(t, "edge", "mode="+mode)
+		var spec v1.PodSpec
+		if mode == "perHost" {
+			spec = r.daemonSet(t).Spec.Template.Spec
+		} else {
+			spec = r.deployment(t).Spec.Template.Spec
+		}
+		c := spec.Containers[0]
+		if !spec.HostNetwork || c.SecurityContext == nil || c.SecurityContext.Privileged == nil || !*c.SecurityContext.Privileged {
+			t.Errorf("%s: hostNetwork %v, security context %+v; the pod network needs the host's network, privileged", mode, spec.HostNetwork, c.SecurityContext)
+		}
+		for name, want := range map[string]string{
+			"network-plugin": "auto", "cni-conf-dir": "/etc/cni/net.d",
+			"cni-bin-dir": "/opt/cni/bin,/usr/lib/cni", // the host's first, the image's last
+		} {
+			if got, _ := arg(c.Args, name); got != want {
+				t.Errorf("%s: --%s=%q, want %q", mode, name, got, want)
+			}
+		}
+		for _, name := range []string{"pod-cidr", "non-masquerade-cidr"} {
+			if v, ok := arg(c.Args, name); ok {
+				t.Errorf("%s: --%s=%s by default; want runlet's default", mode, name, v)
+			}
+		}
+		mounts := hostMounts(spec, c)
+		dir, file := v1.HostPathDirectoryOrCreate, v1.HostPathFileOrCreate
+		for path, want := range map[string]struct {
+			readOnly, bidirectional bool
+			typ                     v1.HostPathType
+		}{
+			"/run/netns":        {bidirectional: true, typ: dir},
+			"/etc/cni/net.d":    {readOnly: true, typ: dir},
+			"/opt/cni/bin":      {readOnly: true, typ: dir},
+			"/var/lib/cni":      {typ: dir},
+			"/run/xtables.lock": {typ: file},
+		} {
+			m, ok := mounts[path]
+			if !ok {
+				t.Errorf("%s: %s is not mounted from the host", mode, path)
+				continue
+			}
+			if m.hostPath.Path != path || m.hostPath.Type == nil || *m.hostPath.Type != want.typ {
+				t.Errorf("%s: %s mounts host path %s type %v; want the same path, %s", mode, path, m.hostPath.Path, m.hostPath.Type, want.typ)
+			}
+			if m.ReadOnly != want.readOnly {
+				t.Errorf("%s: %s readOnly %v, want %v", mode, path, m.ReadOnly, want.readOnly)
+			}
+			bidi := m.MountPropagation != nil && *m.MountPropagation == v1.MountPropagationBidirectional
+			if bidi != want.bidirectional {
+				t.Errorf("%s: %s Bidirectional %v, want %v (podman on the host must see the pinned namespaces)", mode, path, bidi, want.bidirectional)
+			}
+		}
+	}
+}
+
+func TestPodNetworkValues(t *testing.T) {
+	spec := render(t, "edge", "network.plugin=kubenet", "network.podCIDR=10.244.7.0/24",
+		"network.nonMasqueradeCIDR=10.96.0.0/12", "network.cniBinDir={/opt/cni/bin,/usr/libexec/cni}",
+		"network.hostPaths={/run/flannel}").deployment(t).Spec.Template.Spec
+	c := spec.Containers[0]
+	for name, want := range map[string]string{
+		"network-plugin": "kubenet", "pod-cidr": "10.244.7.0/24", "non-masquerade-cidr": "10.96.0.0/12",
+		"cni-bin-dir": "/opt/cni/bin,/usr/libexec/cni,/usr/lib/cni",
+	} {
+		if got, _ := arg(c.Args, name); got != want {
+			t.Errorf("--%s=%q, want %q", name, got, want)
+		}
+	}
+	if v, ok := arg(c.Args, "cni-conf-dir"); ok {
+		t.Errorf("kubenet reads no CNI configuration, yet --cni-conf-dir=%s", v)
+	}
+	mounts := hostMounts(spec, c)
+	for _, p := range []string{"/etc/cni/net.d", "/var/lib/cni"} {
+		if _, ok := mounts[p]; ok {
+			t.Errorf("kubenet: %s mounted; its leases are runlet's own", p)
+		}
+	}
+	for _, p := range []string{"/run/netns", "/opt/cni/bin", "/usr/libexec/cni", "/run/flannel", "/run/xtables.lock"} {
+		if _, ok := mounts[p]; !ok {
+			t.Errorf("kubenet: %s not mounted", p)
+		}
+	}
+	if m := mounts["/run/flannel"]; m.ReadOnly || m.hostPath.Path != "/run/flannel" {
+		t.Errorf("network.hostPaths: %+v; want the host's path, read-write", m)
+	}
+
+	// The image's own plugins are searched last, once, unless the host's /usr/lib/cni replaces them.
+	c = render(t, "edge", "network.cniBinDir={/usr/lib/cni}").deployment(t).Spec.Template.Spec.Containers[0]
+	if got, _ := arg(c.Args, "cni-bin-dir"); got != "/usr/lib/cni" {
+		t.Errorf("--cni-bin-dir=%q, want /usr/lib/cni once", got)
+	}
+	// Two mounts on one path make an invalid pod: the chart refuses them.
+	_, err := helm(t, "template", "x", filepath.Join(repoRoot(t), "charts", "runlet"), "--kube-version", kubeVersion,
+		"--set", "network.hostPaths={/var/lib/cni}")
+	if err == nil || !strings.Contains(err.Error(), "/var/lib/cni would be mounted twice") {
+		t.Errorf("network.hostPaths={/var/lib/cni}: %v; want it refused", err)
+	}
+}
+
+// With a remote podman runlet does no CNI: pods keep that podman's network, and the chart neither
+// passes the network's flags nor mounts anything of the host, whatever network.* says.
+func TestRemoteModeHasNoPodNetwork(t *testing.T) {
+	spec := render(t, "far", "mode=remote", "podman.url=tcp://podman-host:8888", "network.plugin=kubenet",
+		"network.podCIDR=10.244.7.0/24", "network.nonMasqueradeCIDR=10.96.0.0/12", "network.hostPaths={/run/flannel}").
+		deployment(t).Spec.Template.Spec
+	c := spec.Containers[0]
+	for _, name := range networkArgs {
+		if v, ok := arg(c.Args, name); ok {
+			t.Errorf("remote mode: --%s=%s", name, v)
+		}
+	}
+	for _, v := range spec.Volumes {
+		if v.HostPath != nil {
+			t.Errorf("remote mode mounts host path %s", v.HostPath.Path)
+		}
+	}
+	for _, m := range c.VolumeMounts {
+		if strings.Contains(m.MountPath, "cni") || strings.HasPrefix(m.MountPath, "/run/") || m.MountPropagation != nil {
+			t.Errorf("remote mode mounts %s (%s)", m.MountPath, m.Name)
+		}
 	}
 }

@@ -107,6 +107,11 @@ func TestSoak(t *testing.T) {
 	if d := after.rss - before.rss; d > rssTolerance {
 		t.Errorf("RSS grew by %d MiB (from %d to %d MiB)", d>>20, before.rss>>20, after.rss>>20)
 	}
+	leases, attached := framework.KubenetLeases(rl.RootDir, rl.NodeName), framework.NetworkAttachments(rl.RootDir)
+	t.Logf("pod network after %d pods: %d IPAM leases, %d attachments", total, len(leases), len(attached))
+	if len(leases) > 0 || len(attached) > 0 {
+		t.Errorf("the pod network still holds %d IPAM leases %v and %d attachments %v", len(leases), leases, len(attached), attached)
+	}
 }
 
 type soak struct {

@@ -48,6 +48,10 @@ func (b *Backend) containerSpec(podID string, podLabels map[string]string, cfg r
 		s := uint((cfg.StopTimeout + time.Second - 1) / time.Second)
 		spec.StopTimeout = &s
 	}
+	if netns := podLabels[labelNetNS]; netns != "" {
+		// podman pods cannot join a namespace by path: each container does.
+		spec.NetNS = &Namespace{NSMode: "path", Value: netns}
+	}
 	spec.ResourceLimits = b.resources(cfg.Resources, true)
 	spec.OOMScoreAdj = b.oomScoreAdj(cfg.Resources.OOMScoreAdj)
 	spec.SecuritySpec = securitySpec(cfg.Security)

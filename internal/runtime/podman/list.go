@@ -81,7 +81,7 @@ func (b *Backend) sandboxesFrom(ctx context.Context, list []ListContainer, full 
 		l := lc.Labels
 		sb := runtime.Sandbox{
 			ID: lc.Pod, PodUID: l[runtime.LabelPodUID], Namespace: l[runtime.LabelPodNamespace],
-			Name: l[runtime.LabelPodName], State: runtime.SandboxNotReady, CreatedAt: lc.Created, Labels: l,
+			Name: l[runtime.LabelPodName], State: runtime.SandboxNotReady, NetNS: l[labelNetNS], CreatedAt: lc.Created, Labels: l,
 		}
 		if mapState(lc.State) == runtime.ContainerRunning {
 			sb.State = runtime.SandboxReady

@@ -26,15 +26,21 @@ func (b *Backend) PortForward(ctx context.Context, sandboxID string, port int32,
 		return err
 	}
 	var conn net.Conn
-	if b.remote {
+	switch {
+	case b.remote:
 		// The infra PID names a process on another host.
 		err = errors.New("the pod runs on a remote podman host")
-	} else {
+	case meta.labels[labelNetNS] != "":
+		conn, err = dialInNetns(ctx, meta.labels[labelNetNS], port)
+	default:
 		infra, ierr := b.client.InspectContainer(ctx, meta.infraID)
 		if ierr != nil {
 			return wrapf(ierr, "port-forward to pod %s", shortID(sandboxID))
 		}
-		conn, err = dialInNetns(ctx, infra.State.Pid, port)
+		if infra.State.Pid <= 0 {
+			return fmt.Errorf("port-forward to pod %s: the pod's infra container is not running", shortID(sandboxID))
+		}
+		conn, err = dialInNetns(ctx, fmt.Sprintf("/proc/%d/ns/net", infra.State.Pid), port)
 	}
 	if err != nil && len(meta.ips) > 0 && (b.remote || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOENT)) {
 		var d net.Dialer
@@ -47,13 +53,10 @@ func (b *Backend) PortForward(ctx context.Context, sandboxID string, port int32,
 }
 
 // dialInNetns dials 127.0.0.1:port (then [::1]) from the network namespace
-// of pid, on a locked OS thread that is moved back to its own namespace
+// at netns, on a locked OS thread that is moved back to its own namespace
 // afterwards. Should that fail, the thread stays locked and Go retires it
 // with the goroutine, so no other goroutine ever runs in the pod's namespace.
-func dialInNetns(ctx context.Context, pid int, port int32) (net.Conn, error) {
-	if pid <= 0 {
-		return nil, errors.New("the pod's infra container is not running")
-	}
+func dialInNetns(ctx context.Context, netns string, port int32) (net.Conn, error) {
 	type result struct {
 		conn net.Conn
 		err  error
@@ -67,7 +70,7 @@ func dialInNetns(ctx context.Context, pid int, port int32) (net.Conn, error) {
 			return
 		}
 		defer unix.Close(own)
-		conn, err := dialFromNetns(ctx, pid, port)
+		conn, err := dialFromNetns(ctx, netns, port)
 		ch <- result{conn, err}
 		if unix.Setns(own, unix.CLONE_NEWNET) == nil {
 			goruntime.UnlockOSThread()
@@ -112,8 +115,8 @@ func ignoreClosed(err error) error {
 	return err
 }
 
-func dialFromNetns(ctx context.Context, pid int, port int32) (net.Conn, error) {
-	fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/net", pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+func dialFromNetns(ctx context.Context, netns string, port int32) (net.Conn, error) {
+	fd, err := unix.Open(netns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening the pod's network namespace: %w", err)
 	}

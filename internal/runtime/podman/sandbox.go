@@ -11,6 +11,13 @@ import (
 	"github.com/runlet/runlet/internal/runtime"
 )
 
+// Labels that keep a sandbox's joined network namespace and the addresses
+// the core's network gave it: podman knows neither.
+const (
+	labelNetNS = "io.runlet.sandbox.netns"
+	labelIPs   = "io.runlet.sandbox.ips"
+)
+
 // sandboxMeta is what never changes about a pod once it runs; caching it
 // keeps the list path to one API call.
 type sandboxMeta struct {
@@ -54,7 +61,20 @@ func sandboxLabels(cfg runtime.SandboxConfig) map[string]string {
 	l[runtime.LabelPodUID] = cfg.PodUID
 	l[runtime.LabelPodNamespace] = cfg.Namespace
 	l[runtime.LabelPodName] = cfg.Name
+	if cfg.NetNS != "" {
+		l[labelNetNS] = cfg.NetNS
+		l[labelIPs] = strings.Join(cfg.IPs, ",")
+	}
 	return l
+}
+
+// sandboxIPs are the addresses the core's network gave the pod, else
+// those podman's own network did.
+func sandboxIPs(labels map[string]string, ic InspectContainer) []string {
+	if v := labels[labelIPs]; labels[labelNetNS] != "" && v != "" {
+		return strings.Split(v, ",")
+	}
+	return containerIPs(ic)
 }
 
 func podSpec(cfg runtime.SandboxConfig) PodSpec {
@@ -66,11 +86,18 @@ func podSpec(cfg runtime.SandboxConfig) PodSpec {
 		Labels:           sandboxLabels(cfg),
 		SharedNamespaces: []string{"net", "ipc", "uts"},
 	}
-	if cfg.HostNetwork {
+	switch {
+	case cfg.HostNetwork:
 		// The host's network comes with the host's name, as on the kubelet.
 		spec.NetNS = &Namespace{NSMode: "host"}
 		spec.UtsNS = &Namespace{NSMode: "host"}
-	} else {
+	case cfg.NetNS != "":
+		// podman 4 and 5 refuse a pod in a namespace given by path: the
+		// pod shares none, and each container joins cfg.NetNS (see
+		// containerSpec). The core's network publishes host ports.
+		spec.NetNS = &Namespace{NSMode: "none"}
+		spec.SharedNamespaces = []string{"ipc", "uts"}
+	default:
 		for _, p := range cfg.Ports {
 			spec.PortMappings = append(spec.PortMappings, PortMapping{
 				HostIP: p.HostIP, HostPort: uint16(p.HostPort),
@@ -105,7 +132,7 @@ func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) 
 	}
 	return runtime.Sandbox{
 		ID: id, PodUID: cfg.PodUID, Namespace: cfg.Namespace, Name: cfg.Name,
-		State: runtime.SandboxReady, IPs: meta.ips, CreatedAt: meta.created, Labels: meta.labels,
+		State: runtime.SandboxReady, IPs: meta.ips, NetNS: cfg.NetNS, CreatedAt: meta.created, Labels: meta.labels,
 	}, nil
 }
 
@@ -145,7 +172,7 @@ func (b *Backend) sandboxMeta(ctx context.Context, id, infra string) (sandboxMet
 	if err != nil {
 		return m, wrapf(err, "inspecting infra container of pod %s", id)
 	}
-	m = sandboxMeta{created: ic.Created, labels: ic.Config.Labels, infraID: ic.ID, ips: containerIPs(ic), infraCgroup: ic.State.CgroupPath}
+	m = sandboxMeta{created: ic.Created, labels: ic.Config.Labels, infraID: ic.ID, ips: sandboxIPs(ic.Config.Labels, ic), infraCgroup: ic.State.CgroupPath}
 	if !ic.State.Running {
 		// The namespace (and IP) appears only when the infra runs: do not cache yet.
 		return m, nil

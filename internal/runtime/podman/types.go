@@ -97,6 +97,7 @@ type ContainerSpec struct {
 	StopTimeout    *uint             `json:"stop_timeout,omitempty"`
 	OCIRuntime     string            `json:"oci_runtime,omitempty"`
 	OOMScoreAdj    *int              `json:"oom_score_adj,omitempty"`
+	NetNS          *Namespace        `json:"netns,omitempty"`
 	SecuritySpec
 }
 

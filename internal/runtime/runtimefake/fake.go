@@ -313,8 +313,11 @@ func (f *Fake) CreateSandbox(_ context.Context, cfg runtime.SandboxConfig) (runt
 		State: runtime.SandboxReady, IPs: []string{fmt.Sprintf("10.88.%d.%d", f.seq/250, f.seq%250+2)},
 		CreatedAt: f.now(), Labels: labels,
 	}
-	if cfg.HostNetwork {
+	switch {
+	case cfg.HostNetwork:
 		sb.IPs = nil
+	case cfg.NetNS != "":
+		sb.NetNS, sb.IPs = cfg.NetNS, append([]string(nil), cfg.IPs...)
 	}
 	f.sandboxes[sb.ID] = sb
 	f.sbConfigs[sb.ID] = cfg

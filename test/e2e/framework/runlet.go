@@ -405,6 +405,9 @@ func (r *Runlet) cleanup() {
 		if n := removePodmanObjects("label=" + LabelOwner + "=" + r.NodeName); n > 0 {
 			t.Logf("runlet %s left %d podman pods/containers behind after its pods were deleted; removed them", r.NodeName, n)
 		}
+		if left := removeNodeNetwork(r.RootDir, r.NodeName); len(left) > 0 {
+			t.Logf("runlet %s left %d pod network namespaces behind after its pods were deleted; removed them", r.NodeName, len(left))
+		}
 	}
 	if c != nil {
 		err := c.Client.CoreV1().Nodes().Delete(ctx, r.NodeName, metav1.DeleteOptions{})

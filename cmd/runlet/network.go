@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/runlet/runlet/internal/kuberuntime"
+	"github.com/runlet/runlet/internal/network/cni"
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/sirupsen/logrus"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// netnsDir is where pods' network namespaces are pinned: iproute2's place,
+// so that `ip netns` lists them.
+const netnsDir = "/run/netns"
+
+// newPodNetwork is the pod network of a local backend. A remote backend's
+// pods live on another host, where runlet cannot make namespaces: they
+// keep the backend's own network.
+func newPodNetwork(o *options, host runtime.HostInfo, log *logrus.Entry) (*cni.Manager, error) {
+	if host.Remote {
+		log.Warn("remote backend: pods get its own network, not the cluster's (no CNI)")
+		return nil, nil
+	}
+	m, err := cni.New(cni.Config{
+		Mode: o.NetworkPlugin, ConfDir: o.CNIConfDir, BinDirs: o.CNIBinDirs,
+		StateDir: filepath.Join(o.RootDir, "network"), NetNSDir: netnsDir,
+		Node: o.NodeName, NonMasqueradeCIDR: o.NonMasqueradeCIDR, Log: log.WithField("component", "network"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if o.PodCIDR != "" {
+		m.SetPodCIDRs([]string{o.PodCIDR})
+	}
+	return m, nil
+}
+
+// podNetworkOf is the kuberuntime's view of the network; nil stays nil.
+func podNetworkOf(m *cni.Manager) kuberuntime.PodNetwork {
+	if m == nil {
+		return nil
+	}
+	return m
+}
+
+// networkHealth keeps the node NotReady while pods cannot join the
+// network, and picks up changes of the CNI conf dir, as the kubelet's
+// runtime status check does.
+func networkHealth(m *cni.Manager) func() error {
+	return func() error {
+		if m == nil {
+			return nil
+		}
+		m.Reload()
+		return m.Status()
+	}
+}
+
+// watchPodCIDRs hands the network the node's spec.podCIDRs as the
+// controller-manager allocates them (else --pod-cidr stays), and calls
+// changed after each change.
+func watchPodCIDRs(ctx context.Context, client kubernetes.Interface, name string, m *cni.Manager, fallback string, changed func()) {
+	if m == nil {
+		return
+	}
+	sel := fields.OneTermEqualSelector("metadata.name", name).String()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (k8sruntime.Object, error) {
+			o.FieldSelector = sel
+			return client.CoreV1().Nodes().List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = sel
+			return client.CoreV1().Nodes().Watch(ctx, o)
+		},
+	}
+	apply := func(obj any) {
+		n, ok := obj.(*v1.Node)
+		if !ok {
+			return
+		}
+		cidrs := n.Spec.PodCIDRs
+		if len(cidrs) == 0 && n.Spec.PodCIDR != "" {
+			cidrs = []string{n.Spec.PodCIDR}
+		}
+		if len(cidrs) == 0 && fallback != "" {
+			cidrs = []string{fallback}
+		}
+		m.SetPodCIDRs(cidrs)
+		changed()
+	}
+	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: lw, ObjectType: &v1.Node{},
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    apply,
+			UpdateFunc: func(_, obj any) { apply(obj) },
+		},
+	})
+	ctrl.RunWithContext(ctx)
+}

@@ -1,0 +1,107 @@
+package kuberuntime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/runlet/runlet/internal/network/cni"
+	"github.com/runlet/runlet/internal/runtime"
+	v1 "k8s.io/api/core/v1"
+)
+
+// PodNetwork wires pods into the node's pod network (internal/network/cni):
+// a namespace of the pod's own, set up before its sandbox and torn down
+// after it.
+type PodNetwork interface {
+	Setup(ctx context.Context, pod cni.Pod, ports []cni.PortMapping) (cni.Attachment, error)
+	// Commit says the sandbox in netns exists: a sweep for leftovers may
+	// now judge the attachment by the backend's list.
+	Commit(netns string)
+	Teardown(ctx context.Context, netns string) error
+}
+
+// networkNotReady is the kubelet's event reason and message prefix for a
+// pod that cannot start while the node's network is not ready.
+const networkNotReady = "network is not ready"
+
+// attachNetwork gives a pod that is not on the host's network its own
+// namespace on the pod network, and the sandbox joins it. Without a pod
+// network (a remote backend) the backend's own serves.
+func (m *Manager) attachNetwork(ctx context.Context, pod *v1.Pod, cfg *runtime.SandboxConfig) error {
+	if m.network == nil || pod.Spec.HostNetwork {
+		return nil
+	}
+	ports := make([]cni.PortMapping, 0, len(cfg.Ports))
+	for _, p := range cfg.Ports {
+		ports = append(ports, cni.PortMapping{HostPort: p.HostPort, ContainerPort: p.ContainerPort, Protocol: p.Protocol, HostIP: p.HostIP})
+	}
+	a, err := m.network.Setup(ctx, cni.Pod{UID: string(pod.UID), Namespace: pod.Namespace, Name: pod.Name}, ports)
+	if err != nil {
+		var nr cni.NotReadyError
+		if errors.As(err, &nr) {
+			m.event(pod, v1.EventTypeWarning, "NetworkNotReady", "%s: %v", networkNotReady, err)
+			return fmt.Errorf("%s: %w", networkNotReady, err)
+		}
+		m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox",
+			"Failed to create pod sandbox: failed to set up sandbox network for pod %q: %v", pod.Name, err)
+		return fmt.Errorf("create sandbox: setting up the pod network: %w", err)
+	}
+	cfg.NetNS, cfg.IPs = a.NetNS, a.IPs
+	return nil
+}
+
+// detachNetwork releases a sandbox's pod network once the sandbox is gone.
+func (m *Manager) detachNetwork(ctx context.Context, netns string) error {
+	if m.network == nil || netns == "" {
+		return nil
+	}
+	if err := m.network.Teardown(ctx, netns); err != nil {
+		return fmt.Errorf("tearing down the pod network: %w", err)
+	}
+	return nil
+}
+
+// networkGCPeriod spaces the sweeps for pod networks no sandbox holds: one
+// backend list each.
+const networkGCPeriod = time.Minute
+
+// NetworkCollector is a pod network that can release what no sandbox holds.
+type NetworkCollector interface {
+	GC(ctx context.Context, live map[string]bool, listed time.Time)
+}
+
+// gcNetwork releases, at most once per networkGCPeriod and off the
+// caller's goroutine, the pod networks of sandboxes that went without their
+// teardown: runlet was down, or the teardown failed.
+func (m *Manager) gcNetwork() {
+	gc, ok := m.network.(NetworkCollector)
+	if !ok {
+		return
+	}
+	m.mu.Lock()
+	due := time.Since(m.networkGCAt) >= networkGCPeriod
+	if due {
+		m.networkGCAt = time.Now()
+	}
+	m.mu.Unlock()
+	if !due {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), networkGCPeriod)
+		defer cancel()
+		listed := time.Now()
+		sbs, err := m.rt.ListSandboxes(ctx)
+		if err != nil {
+			m.log.WithError(err).Debug("pod network GC: listing sandboxes failed")
+			return
+		}
+		live := make(map[string]bool, len(sbs))
+		for _, sb := range sbs {
+			live[sb.NetNS] = true
+		}
+		gc.GC(ctx, live, listed)
+	}()
+}

@@ -1,0 +1,272 @@
+package cni
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/containernetworking/cni/libcni"
+	"github.com/containernetworking/cni/pkg/types"
+	types100 "github.com/containernetworking/cni/pkg/types/100"
+)
+
+// ifName is the pod's interface, as every kubelet runtime names it.
+const ifName = "eth0"
+
+// Pod names the pod an attachment is for (CNI_ARGS K8S_POD_*).
+type Pod struct {
+	UID, Namespace, Name string
+}
+
+// PortMapping is a hostPort, in portmap's runtimeConfig terms.
+type PortMapping struct {
+	HostPort      int32  `json:"hostPort"`
+	ContainerPort int32  `json:"containerPort"`
+	Protocol      string `json:"protocol"`
+	HostIP        string `json:"hostIP,omitempty"`
+}
+
+// Attachment is a pod's network: its pinned namespace and its addresses.
+type Attachment struct {
+	NetNS string
+	IPs   []string
+}
+
+// record is what DEL needs once runlet has forgotten the pod: libcni's own
+// cache holds the configuration ADD used, under the network's name.
+type record struct {
+	ID      string    `json:"id"`
+	Network string    `json:"network"`
+	NetNS   string    `json:"netns"`
+	Pod     Pod       `json:"pod"`
+	Created time.Time `json:"created"`
+}
+
+// Setup makes the pod's network namespace and runs ADD on it. On error
+// nothing is left behind. The caller Commits the attachment once its
+// sandbox exists, or tears it down.
+func (m *Manager) Setup(ctx context.Context, pod Pod, ports []PortMapping) (Attachment, error) {
+	nc, err := m.current()
+	if err != nil {
+		return Attachment{}, err
+	}
+	list := nc.list
+	if len(ports) == 0 {
+		list = nc.noPorts
+	}
+	id := newAttachmentID()
+	rec := record{ID: id, Network: list.Name, NetNS: m.cfg.netnsPath(id), Pod: pod, Created: time.Now()}
+	m.setInFlight(id, true)
+	if err := m.writeRecord(rec); err != nil {
+		m.setInFlight(id, false)
+		return Attachment{}, err
+	}
+	if err := newNetNS(rec.NetNS); err != nil {
+		_ = os.Remove(m.recordPath(id))
+		m.setInFlight(id, false)
+		return Attachment{}, err
+	}
+	rt := runtimeConf(rec, ports)
+	loErr := make(chan error, 1)
+	go func() {
+		_, err := m.cni.AddNetworkList(ctx, m.lo, &libcni.RuntimeConf{ContainerID: id, NetNS: rec.NetNS, IfName: "lo"})
+		loErr <- err
+	}()
+	res, err := m.cni.AddNetworkList(ctx, list, rt)
+	if lerr := <-loErr; err == nil && lerr != nil {
+		err = fmt.Errorf("bringing up lo: %w", lerr)
+	}
+	var ips []string
+	if err == nil {
+		ips, err = resultIPs(res)
+	}
+	if err != nil {
+		err = fmt.Errorf("plugin type=%q failed (add): %w", pluginTypes(list), err)
+		if terr := m.teardown(context.WithoutCancel(ctx), rec); terr != nil {
+			m.cfg.Log.WithError(terr).WithField("netns", rec.NetNS).Warn("undoing a failed network set-up failed")
+		}
+		return Attachment{}, err
+	}
+	return Attachment{NetNS: rec.NetNS, IPs: ips}, nil
+}
+
+// Commit says the sandbox that joins netns exists, so that the backend's
+// list shows it: until then GC leaves the attachment alone.
+func (m *Manager) Commit(netns string) { m.setInFlight(filepath.Base(netns), false) }
+
+// Teardown runs DEL for the pod network pinned at netns and removes the
+// namespace. A namespace runlet has no record of is not its own.
+func (m *Manager) Teardown(ctx context.Context, netns string) error {
+	id := filepath.Base(netns)
+	if filepath.Dir(netns) != filepath.Clean(m.cfg.NetNSDir) || !strings.HasPrefix(id, "runlet-") {
+		return nil
+	}
+	rec, err := m.readRecord(id)
+	if errors.Is(err, os.ErrNotExist) {
+		return removeNetNS(netns)
+	}
+	if err != nil {
+		return err
+	}
+	return m.teardown(ctx, rec)
+}
+
+func (m *Manager) teardown(ctx context.Context, rec record) error {
+	defer m.setInFlight(rec.ID, false)
+	rt := runtimeConf(rec, nil)
+	list, cached := m.cachedList(rec, rt)
+	if list != nil {
+		if err := m.cni.DelNetworkList(ctx, list, cached); err != nil {
+			return fmt.Errorf("plugin type=%q failed (delete): %w", pluginTypes(list), err)
+		}
+	}
+	if err := removeNetNS(rec.NetNS); err != nil {
+		return err
+	}
+	if err := os.Remove(m.recordPath(rec.ID)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// cachedList is the configuration ADD ran with, from libcni's cache, else
+// today's network of the same name.
+func (m *Manager) cachedList(rec record, rt *libcni.RuntimeConf) (*libcni.NetworkConfigList, *libcni.RuntimeConf) {
+	b, cachedRT, err := m.cni.GetNetworkListCachedConfig(&libcni.NetworkConfigList{Name: rec.Network}, rt)
+	if err == nil && b != nil {
+		if list, err := libcni.NetworkConfFromBytes(b); err == nil {
+			if cachedRT != nil {
+				cachedRT.NetNS = rec.NetNS
+				return list, cachedRT
+			}
+			return list, rt
+		}
+	}
+	if nc, err := m.current(); err == nil && nc.list.Name == rec.Network {
+		return nc.list, rt
+	}
+	// ADD never got as far as the cache: there is nothing to release.
+	return nil, rt
+}
+
+// GC runs DEL for every attachment whose namespace no sandbox holds:
+// sandboxes that went while runlet was down, or whose removal failed. live
+// holds the namespaces of the sandboxes listed at listed; an attachment
+// made after that list, or still being set up, is left alone.
+func (m *Manager) GC(ctx context.Context, live map[string]bool, listed time.Time) {
+	entries, err := os.ReadDir(m.cfg.recordDir())
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		id := strings.TrimSuffix(e.Name(), ".json")
+		rec, err := m.readRecord(id)
+		if err != nil || live[rec.NetNS] || m.isInFlight(id) || !rec.Created.Before(listed) {
+			continue
+		}
+		log := m.cfg.Log.WithField("netns", rec.NetNS).WithField("pod", rec.Pod.Namespace+"/"+rec.Pod.Name)
+		if err := m.teardown(ctx, rec); err != nil {
+			log.WithError(err).Warn("releasing the network of a sandbox that is gone failed")
+			continue
+		}
+		log.Info("released the network of a sandbox that is gone")
+	}
+}
+
+func runtimeConf(rec record, ports []PortMapping) *libcni.RuntimeConf {
+	rt := &libcni.RuntimeConf{
+		ContainerID: rec.ID, NetNS: rec.NetNS, IfName: ifName,
+		Args: [][2]string{
+			{"IgnoreUnknown", "1"},
+			{"K8S_POD_NAMESPACE", rec.Pod.Namespace},
+			{"K8S_POD_NAME", rec.Pod.Name},
+			{"K8S_POD_INFRA_CONTAINER_ID", rec.ID},
+			{"K8S_POD_UID", rec.Pod.UID},
+		},
+	}
+	if len(ports) > 0 {
+		rt.CapabilityArgs = map[string]any{"portMappings": ports}
+	}
+	return rt
+}
+
+// resultIPs are the addresses of the pod's own interfaces, IPv4 first.
+func resultIPs(res types.Result) ([]string, error) {
+	r, err := types100.NewResultFromResult(res)
+	if err != nil {
+		return nil, fmt.Errorf("reading the plugin's result: %w", err)
+	}
+	var v4, v6 []string
+	for _, ipc := range r.IPs {
+		if ipc.Interface != nil && *ipc.Interface < len(r.Interfaces) && r.Interfaces[*ipc.Interface].Sandbox == "" {
+			continue // the host side of a veth, or the bridge
+		}
+		if ipc.Address.IP.To4() != nil {
+			v4 = append(v4, ipc.Address.IP.String())
+		} else if ipc.Address.IP.To16() != nil && !ipc.Address.IP.IsLinkLocalUnicast() {
+			v6 = append(v6, ipc.Address.IP.String())
+		}
+	}
+	if len(v4)+len(v6) == 0 {
+		return nil, errors.New("the network gave the pod no IP address")
+	}
+	return append(v4, v6...), nil
+}
+
+func pluginTypes(list *libcni.NetworkConfigList) string {
+	var t []string
+	for _, p := range list.Plugins {
+		t = append(t, p.Network.Type)
+	}
+	return strings.Join(t, ",")
+}
+
+func (m *Manager) recordPath(id string) string { return filepath.Join(m.cfg.recordDir(), id+".json") }
+
+func (m *Manager) writeRecord(rec record) error {
+	if err := os.MkdirAll(m.cfg.recordDir(), 0o700); err != nil {
+		return err
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	tmp := m.recordPath(rec.ID) + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, m.recordPath(rec.ID))
+}
+
+func (m *Manager) readRecord(id string) (record, error) {
+	var rec record
+	b, err := os.ReadFile(m.recordPath(id))
+	if err != nil {
+		return rec, err
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return rec, fmt.Errorf("attachment record %s: %w", id, err)
+	}
+	return rec, nil
+}
+
+func (m *Manager) setInFlight(id string, on bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if on {
+		m.inFlight[id] = true
+	} else {
+		delete(m.inFlight, id)
+	}
+}
+
+func (m *Manager) isInFlight(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.inFlight[id]
+}

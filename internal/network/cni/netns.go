@@ -1,0 +1,84 @@
+package cni
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// newNetNS creates a network namespace pinned by a bind mount at path, as
+// iproute2's `ip netns add` does, without changing the namespace of any
+// goroutine but a throw-away locked thread.
+func newNetNS(path string) error {
+	if err := ensureSharedDir(filepath.Dir(path)); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if err != nil {
+		return fmt.Errorf("creating the netns mount point: %w", err)
+	}
+	f.Close()
+	errc := make(chan error, 1)
+	go func() {
+		goruntime.LockOSThread()
+		// The thread is never unlocked: Go retires it with the goroutine,
+		// so no other goroutine ever runs in the new namespace.
+		errc <- pinNewNetNS(path)
+	}()
+	if err := <-errc; err != nil {
+		_ = os.Remove(path)
+		return err
+	}
+	return nil
+}
+
+func pinNewNetNS(path string) error {
+	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
+	}
+	self := fmt.Sprintf("/proc/%d/task/%d/ns/net", os.Getpid(), unix.Gettid())
+	if err := unix.Mount(self, path, "none", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("pinning the netns at %s: %w", path, err)
+	}
+	return nil
+}
+
+// removeNetNS unmounts and removes a pinned namespace; one already gone is
+// not an error.
+func removeNetNS(path string) error {
+	if err := unix.Unmount(path, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("unmounting the netns %s: %w", path, err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// ensureSharedDir makes dir a shared mount point, as iproute2 does for
+// /run/netns: a namespace pinned below it then shows in every mount
+// namespace that has the directory, such as the podman service's.
+func ensureSharedDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	err := unix.Mount("", dir, "none", unix.MS_SHARED|unix.MS_REC, "")
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("making %s a shared mount: %w", dir, err)
+	}
+	// Not a mount point yet: bind it onto itself first.
+	if err := unix.Mount(dir, dir, "none", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind-mounting %s: %w", dir, err)
+	}
+	if err := unix.Mount("", dir, "none", unix.MS_SHARED|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("making %s a shared mount: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package framework
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The local cluster's add-ons as hack/ runs them: kube-proxy on the host and CoreDNS behind the
+// kube-dns Service.
+const (
+	// ClusterDNSIP is the kube-dns Service's fixed ClusterIP (hack/cluster-dns.sh), runlet's --cluster-dns.
+	ClusterDNSIP = "10.0.0.10"
+	// ClusterDomain is the cluster's DNS domain, runlet's --cluster-domain.
+	ClusterDomain = "cluster.local"
+)
+
+// HostIP is the host address the control plane advertises (hack/cp-up.sh's HOST_IP): the
+// kubernetes Service's endpoint, and an address kube-proxy serves NodePorts on (not 127.0.0.1: it
+// leaves route_localnet alone).
+func (c *Cluster) HostIP(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.CPDir, "env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "export HOST_IP="); ok {
+			return strings.Trim(v, `"'`)
+		}
+	}
+	t.Fatalf("no HOST_IP in %s/env", c.CPDir)
+	return ""
+}
+
+// ClusterDNSArgs are the runlet flags of a node whose pods use the cluster DNS.
+func ClusterDNSArgs() []string {
+	return []string{"--cluster-dns", ClusterDNSIP, "--cluster-domain", ClusterDomain}
+}
+
+func (c *Cluster) addonEnv(extra ...string) []string {
+	return append([]string{"CP_DIR=" + c.CPDir, "PORT_BASE=" + strconv.Itoa(c.PortBase), "CP_BIN_DIR=" + c.BinDir}, extra...)
+}
+
+// StartKubeProxy runs kube-proxy on the host for the test's control plane, acting for node, until the
+// end of the test (hack/kube-proxy.sh up/down, which also removes its rules). Only one kube-proxy can own
+// a host's Service rules: the test fails, naming the other, when another local cluster runs one.
+func StartKubeProxy(t testing.TB, node string) {
+	t.Helper()
+	c := Get(t)
+	env := c.addonEnv("NODE_NAME=" + node)
+	if _, err := runScript(c.RepoRoot, env, os.Stderr, "hack/kube-proxy.sh", "up"); err != nil {
+		t.Fatalf("hack/kube-proxy.sh up: %v (log: %s/logs/kube-proxy.log)", err, c.CPDir)
+	}
+	t.Cleanup(func() {
+		if _, err := runScript(c.RepoRoot, env, os.Stderr, "hack/kube-proxy.sh", "down"); err != nil {
+			t.Errorf("hack/kube-proxy.sh down: %v", err)
+		}
+	})
+}
+
+// DeployClusterDNS applies the CoreDNS add-on (hack/cluster-dns.sh), pins it to node, and waits until it
+// serves; it is deleted at the end of the test. Its pod reaches the apiserver through the kubernetes
+// Service, so kube-proxy must run.
+func DeployClusterDNS(t testing.TB, node string) {
+	t.Helper()
+	c := Get(t)
+	env := c.addonEnv()
+	if _, err := runScript(c.RepoRoot, env, os.Stderr, "hack/cluster-dns.sh", "up"); err != nil {
+		t.Fatalf("hack/cluster-dns.sh up: %v", err)
+	}
+	t.Cleanup(func() {
+		if _, err := runScript(c.RepoRoot, env, os.Stderr, "hack/cluster-dns.sh", "down"); err != nil {
+			t.Errorf("hack/cluster-dns.sh down: %v", err)
+		}
+	})
+	Kubectl(t, "-n", "kube-system", "patch", "deployment", "coredns", "--type=merge", "-p",
+		`{"spec":{"template":{"spec":{"nodeSelector":{"kubernetes.io/hostname":"`+node+`"}}}}}`)
+	if _, err := runScript(c.RepoRoot, env, os.Stderr, "hack/cluster-dns.sh", "wait"); err != nil {
+		t.Fatalf("hack/cluster-dns.sh wait: %v\n%s", err, KubectlOr("-n", "kube-system", "describe", "pods", "-l", "k8s-app=kube-dns"))
+	}
+}
+
+// KubectlOr runs kubectl and returns its output, or the error's text.
+func KubectlOr(args ...string) string {
+	out, err := KubectlE(args...)
+	if err != nil {
+		return err.Error()
+	}
+	return out
+}

@@ -1,0 +1,125 @@
+package framework
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// The pod network as runlet lays it out on a host (internal/network/cni), spelled here so that the
+// harness does not import the code under test.
+const (
+	// NetNSDir is where runlet pins pods' network namespaces.
+	NetNSDir = "/run/netns"
+	// ClusterCIDR is the local control plane's --cluster-cidr (hack/cp-up.sh): each node gets a /24.
+	ClusterCIDR = "10.244.0.0/16"
+)
+
+// KubenetBridge is the bridge runlet's own (kubenet) network makes for a node.
+func KubenetBridge(node string) string {
+	sum := sha256.Sum256([]byte(node))
+	return "runlet-" + hex.EncodeToString(sum[:])[:8]
+}
+
+// KubenetLeases lists the IPAM leases runlet's kubenet network holds for a node whose --root-dir
+// is rootDir: the addresses its pods hold.
+func KubenetLeases(rootDir, node string) []string {
+	entries, _ := os.ReadDir(filepath.Join(rootDir, "network", "networks", KubenetBridge(node)))
+	var out []string
+	for _, e := range entries {
+		if net.ParseIP(e.Name()) != nil {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// NetworkAttachments lists the pod network namespaces runlet has recorded under rootDir (set up and not
+// yet torn down).
+func NetworkAttachments(rootDir string) []string {
+	dir := filepath.Join(rootDir, "network", "attachments")
+	entries, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range entries {
+		var rec struct {
+			NetNS string `json:"netns"`
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil && json.Unmarshal(b, &rec) == nil {
+			out = append(out, rec.NetNS)
+		}
+	}
+	return out
+}
+
+// PodCIDR is the node's first pod range, as the controller-manager allocated it.
+func PodCIDR(n *v1.Node) (*net.IPNet, error) {
+	c := n.Spec.PodCIDR
+	if len(n.Spec.PodCIDRs) > 0 {
+		c = n.Spec.PodCIDRs[0]
+	}
+	_, ipn, err := net.ParseCIDR(c)
+	if err != nil {
+		return nil, fmt.Errorf("node %s has no pod CIDR: %q", n.Name, c)
+	}
+	return ipn, nil
+}
+
+// removeNodeNetwork takes away what a stopped runlet's network left on the host: the namespaces of
+// pods it did not get to tear down, its bridge and its NAT rule. A real node keeps them for its next
+// start; a test node does not come back.
+func removeNodeNetwork(rootDir, node string) []string {
+	var left []string
+	for _, ns := range NetworkAttachments(rootDir) {
+		if filepath.Dir(ns) == NetNSDir {
+			_ = syscall.Unmount(ns, syscall.MNT_DETACH)
+			_ = os.Remove(ns)
+			left = append(left, ns)
+		}
+	}
+	br := KubenetBridge(node)
+	if _, err := os.Stat(filepath.Join("/sys/class/net", br)); err == nil {
+		_ = exec.Command("ip", "link", "delete", br).Run()
+	}
+	out, _ := exec.Command("iptables-save", "-t", "nat").Output()
+	comment := "runlet " + node + ": masquerade"
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "-A POSTROUTING") && strings.Contains(line, comment) {
+			args := append([]string{"-t", "nat", "-D"}, splitRule(strings.TrimPrefix(line, "-A "))...)
+			_ = exec.Command("iptables", args...).Run()
+		}
+	}
+	return left
+}
+
+// splitRule splits an iptables-save rule into arguments, keeping quoted comments whole.
+func splitRule(s string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted := false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted = !quoted
+		case r == ' ' && !quoted:
+			if cur.Len() > 0 {
+				out = append(out, cur.String())
+				cur.Reset()
+			}
+		default:
+			cur.WriteRune(r)
+		}
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
+}
