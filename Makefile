@@ -57,8 +57,9 @@ test-e2e: deps cp
 bench: deps cp
 	RUNLET_BENCH=1 $(GO) test -count=1 -timeout 90m -v -run TestBench ./test/bench
 
-# conformance: the upstream [NodeConformance] e2e specs against a runlet node (hack/conformance; 30-60 min;
-# FOCUS, SKIP, SPEC_LIST, PROCS, TIMEOUT env knobs). Not part of `make test`.
+# conformance: upstream e2e specs against runlet nodes (hack/conformance). SET=nodeconformance (default):
+# the [NodeConformance] set, one node, 30-45 min; SET=conformance: all 462 [Conformance] specs, two nodes,
+# 2-3 h. FOCUS, SKIP, SPEC_LIST, PROCS, TIMEOUT, ADDONS env knobs. Not part of `make test`.
 conformance:
 	bash hack/conformance/run.sh
 

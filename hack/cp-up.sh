@@ -12,7 +12,9 @@
 #   HOST_IP    the apiserver's advertise address, the `kubernetes` Service's endpoint; default: the source
 #              address of the default route (127.0.0.1 if there is none: then pods cannot reach the apiserver)
 #   CLUSTER_CIDR  pod network, split into one NODE_CIDR_MASK (24) per Node as spec.podCIDR by the
-#              controller-manager                             default: 10.244.0.0/16
+#              controller-manager; default: 10.<244 + (PORT_BASE - 26000) / 1000>.0.0/16 (10.244.0.0/16 for
+#              make run's 26000), so that local clusters on one host (make run, the tests, make conformance)
+#              never hand out one address twice
 #   KUBE_PROXY=1  also start kube-proxy (hack/kube-proxy.sh) for node NODE_NAME (default runlet); only one
 #              kube-proxy per host: fails if another control plane's runs
 #   CLUSTER_DNS=1 also apply the CoreDNS add-on (hack/cluster-dns.sh; builds its image once if missing)
@@ -26,7 +28,8 @@ ETCD_PORT=$((PORT_BASE+379)); ETCD_PEER=$((PORT_BASE+380)); API_PORT=$((PORT_BAS
 SCHED_PORT=$((PORT_BASE+259)); KCM_PORT=$((PORT_BASE+257))
 # Service network: 10.0.0.1 is the `kubernetes` Service (in cp-pki.sh's cert), 10.0.0.10 kube-dns
 SERVICE_CIDR=10.0.0.0/24
-CLUSTER_CIDR=${CLUSTER_CIDR:-10.244.0.0/16}; NODE_CIDR_MASK=${NODE_CIDR_MASK:-24}
+OCTET=$((244 + (PORT_BASE - 26000) / 1000)); [ "$OCTET" -ge 200 ] && [ "$OCTET" -le 255 ] || OCTET=244
+CLUSTER_CIDR=${CLUSTER_CIDR:-10.$OCTET.0.0/16}; NODE_CIDR_MASK=${NODE_CIDR_MASK:-24}
 PKI=$CP_DIR/pki; LOGS=$CP_DIR/logs; PIDS=$CP_DIR/pids
 COMPONENTS="etcd kube-apiserver kube-scheduler kube-controller-manager"
 ADMIN=$PKI/admin.kubeconfig

@@ -1,23 +1,29 @@
 #!/bin/bash
 # Run upstream e2e specs (k8s.io/kubernetes v1.37.2 test/e2e, built by build.sh) against a cluster whose
-# only schedulable node is one untainted runlet node. hack/conformance/run.sh (make conformance) calls it
-# with everything up; it can be re-run by hand against the same cluster.
+# schedulable nodes are untainted runlet nodes (one for SET=nodeconformance, two for SET=conformance).
+# hack/conformance/run.sh (make conformance) calls it with everything up; it can be re-run by hand
+# against the same cluster.
 # Env:
 #   KUBECONFIG  admin kubeconfig of the cluster (required)
 #   OUT         results dir (required): e2e.log, report.json, args.txt
+#   SET         nodeconformance (default): lists/nodeconformance-default.txt, 236 specs;
+#               conformance: lists/conformance.txt, all 462 [Conformance] specs (see lib.sh's conf_set)
 #   SPEC_LIST   file of exact spec names, one per line (# comments) -> an anchored focus
-#   FOCUS       ginkgo focus regexp; with neither, the default [NodeConformance] set
-#               (lists/nodeconformance-default.txt, 236 specs)
-#   SKIP        ginkgo skip regexp (default: Serial|Slow|Disruptive|Flaky|Alpha|Beta|Feature:)
+#   FOCUS       ginkgo focus regexp; with neither, SET's list. With SET=conformance only [Conformance]
+#               specs run (label filter), whatever FOCUS matches
+#   SKIP        ginkgo skip regexp (default for SET=nodeconformance:
+#               Serial|Slow|Disruptive|Flaky|Alpha|Beta|Feature:; for SET=conformance: none)
+#   NUM_NODES   schedulable nodes the specs may count on (default: SET's, 1 or 2)
 #   PROCS       parallel ginkgo processes (default 4; 1 runs e2e.test directly)
-#   TIMEOUT     whole-suite timeout (default 3h; ginkgo's own 1h is too short on 2 cores)
+#   TIMEOUT     whole-suite timeout (default 3h, SET=conformance 6h; ginkgo's own 1h is too short on 2 cores)
 #   EXTRA       more e2e.test flags
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 : "${KUBECONFIG:?}" "${OUT:?}"
+conf_set
 mkdir -p "$OUT"
-SKIP=${SKIP-'\[Serial\]|\[Slow\]|\[Disruptive\]|\[Flaky\]|\[Alpha\]|\[Beta\]|\[Feature:[^]]+\]'}
-if [ -z "${SPEC_LIST:-}" ] && [ -z "${FOCUS:-}" ]; then SPEC_LIST=$CONF_HACK_DIR/lists/nodeconformance-default.txt; fi
+SKIP=${SKIP-$SET_SKIP}
+if [ -z "${SPEC_LIST:-}" ] && [ -z "${FOCUS:-}" ]; then SPEC_LIST=$SET_LIST; fi
 if [ -n "${SPEC_LIST:-}" ]; then
   # exact names: escaped and anchored at the end (ginkgo matches the focus against the full spec text)
   FOCUS=$(python3 -c 'import re,sys; print("|".join(re.escape(l.strip())+"$" for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")))' "$SPEC_LIST")
@@ -26,19 +32,20 @@ ARGS=(
   --kubeconfig="$KUBECONFIG"
   --provider=skeleton                 # no SSH, no cloud: SSH-only specs skip themselves
   --kubectl-path="$CP_BIN_DIR/kubectl"
-  --num-nodes=1                       # node auto-detection ignores non-blocking taints
+  --num-nodes="${NUM_NODES:-$SET_NODES}"   # node auto-detection ignores non-blocking taints
   --non-blocking-taints=virtual-kubelet.io/provider,node-role.kubernetes.io/control-plane
   --allowed-not-ready-nodes=0
-  --minStartupPods=0 --system-pods-startup-timeout=2m   # kube-system is empty on this control plane
+  --minStartupPods=0 --system-pods-startup-timeout=2m   # kube-system holds CoreDNS at most
   --node-os-distro=debian --node-os-arch=amd64
   --disable-log-dump --prepull-images=false
   --report-dir="$OUT/report"
   -ginkgo.focus="$FOCUS"
-  -ginkgo.timeout="${TIMEOUT:-3h}"
+  -ginkgo.timeout="${TIMEOUT:-$SET_TIMEOUT}"
   -ginkgo.no-color -ginkgo.v -ginkgo.silence-skips
   -ginkgo.json-report="$OUT/report.json"
 )
 [ -n "$SKIP" ] && ARGS+=(-ginkgo.skip="$SKIP")
+[ -n "$SET_LABELS" ] && ARGS+=(-ginkgo.label-filter="$SET_LABELS")
 # shellcheck disable=SC2206
 [ -n "${EXTRA:-}" ] && ARGS+=($EXTRA)
 printf '%q ' "${ARGS[@]}" >"$OUT/args.txt"

@@ -4,7 +4,7 @@
 # specs use. Nothing is pulled: rootfs trees are assembled from an upstream busybox built from source
 # (Debian's source package, without Debian's patches), binaries compiled from the k8s.io/kubernetes
 # module (agnhost, nonewprivs, pause.c), and Debian binaries plus the shared libraries ldd reports
-# (bash, curl, ipc-utils, glibc hostname, nginx). Work dirs live under
+# (bash, curl, dig, getent, ipc-utils, glibc hostname, nginx). Work dirs live under
 # ~/.cache/runlet/conformance-v1.37.2/images; an image already in podman is skipped.
 #
 # Usage: images.sh [image ...]   images: busybox pause agnhost nonroot nonewprivs kitten nautilus
@@ -169,6 +169,11 @@ build_agnhost() { # alpine + agnhost; ENTRYPOINT ["/agnhost"] CMD ["pause"]
   # alpine's apk packages in the real image: bash, curl (nc/ip/ss/wget come from busybox here)
   add_dyn "$r" /usr/bin/bash /bin/bash
   add_dyn "$r" /usr/bin/curl /usr/bin/curl
+  # the real image's bind-tools dig and getent: the DNS specs' queriers run `dig +search …` and
+  # `getent hosts …` in it (glibc 2.36's getent has the files and dns lookups built in)
+  command -v dig >/dev/null || die "dig is missing (apt-get install bind9-dnsutils; hack/conformance/run.sh does)"
+  add_dyn "$r" "$(command -v dig)" /usr/bin/dig
+  add_dyn "$r" "$(command -v getent)" /usr/bin/getent
   # alpine's busybox nc speaks UDP (`nc -w 1 -u`, the networking specs); OpenBSD's nc does it the same way
   rm -f "$r/bin/nc"; add_deb_bin "$r" netcat-openbsd /bin/nc.openbsd /usr/bin/nc
   # /var/registry: content for `agnhost fake-registry-server` (the real image crane-copies

@@ -32,3 +32,27 @@ conf_module() {
   fi
   echo "$m"
 }
+
+# conf_set: the settings of the spec set SET (default nodeconformance), for run.sh, e2e.sh and the summary:
+#   nodeconformance  the default [NodeConformance] set (236 specs) against one runlet node
+#   conformance      all 462 [Conformance] specs, [Serial], [Slow] and [Disruptive] ones included, against
+#                    two runlet nodes, with kube-proxy and CoreDNS
+# Sets SET_LIST (its specs, one per line), SET_APART (its specs that say nothing about the node: they
+# pass with no kubelet behind it; counted apart in the summary), SET_NODES (runlet nodes), SET_SKIP (the
+# default SKIP), SET_LABELS (a ginkgo label filter, also for FOCUS runs) and SET_TIMEOUT (the default
+# whole-suite TIMEOUT).
+conf_set() {
+  SET=${SET:-nodeconformance}
+  case $SET in
+    nodeconformance)
+      SET_LIST=$CONF_HACK_DIR/lists/nodeconformance-default.txt SET_APART=$CONF_HACK_DIR/lists/vacuous.txt
+      SET_NODES=1 SET_LABELS= SET_TIMEOUT=3h
+      SET_SKIP='\[Serial\]|\[Slow\]|\[Disruptive\]|\[Flaky\]|\[Alpha\]|\[Beta\]|\[Feature:[^]]+\]' ;;
+    conformance)
+      # what CNCF certification runs: every [Conformance] spec, serial ones too (ginkgo runs the specs
+      # the framework marks Serial alone, after the parallel ones)
+      SET_LIST=$CONF_HACK_DIR/lists/conformance.txt SET_APART=$CONF_HACK_DIR/lists/conformance-api-only.txt
+      SET_NODES=2 SET_LABELS=Conformance SET_TIMEOUT=6h SET_SKIP= ;;
+    *) die "SET must be nodeconformance or conformance, not '$SET'" ;;
+  esac
+}

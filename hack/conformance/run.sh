@@ -1,25 +1,38 @@
 #!/bin/bash
-# `make conformance`: the upstream [NodeConformance] e2e specs against a runlet node built from this
-# checkout, on a control plane of its own, then a summary.
+# `make conformance`: upstream e2e specs against runlet nodes built from this checkout, on a control
+# plane of its own, then a summary. SET picks the specs and the cluster (lib.sh's conf_set):
+#   nodeconformance (default)  the default [NodeConformance] set, 236 specs, one runlet node
+#   conformance                all 462 [Conformance] specs ([Serial] ones last, alone), two runlet nodes
 #   deps -> control plane + e2e.test/ginkgo/agnhost (cached) -> test images -> control plane up
-#   -> runlet (untainted) -> e2e.sh -> summarize.py -> everything stopped by PID (also on error / ^C)
-# Env: FOCUS, SKIP, SPEC_LIST, PROCS (4), TIMEOUT (3h), EXTRA: see e2e.sh.
-#      PORT_BASE (default: the first free of 25000, 24000, 23000; apiserver +443, runlet +250/+251),
+#   -> runlets (untainted) -> kube-proxy + CoreDNS -> e2e.sh -> summarize.py
+#   -> everything stopped by PID and the nodes' network removed (also on error / ^C)
+# Env: SET, FOCUS, SKIP, SPEC_LIST, PROCS (4), TIMEOUT (3h, SET=conformance 6h), EXTRA: see e2e.sh.
+#      ADDONS (1): kube-proxy on the host for the first node (hack/kube-proxy.sh) and CoreDNS as kube-dns
+#        10.0.0.10 (hack/cluster-dns.sh, runlet's --cluster-dns), as a user's cluster has them. Only one
+#        kube-proxy can own a host: when another control plane's runs (`make run` starts one),
+#        SET=nodeconformance goes on without both, as ADDONS=0 does, and SET=conformance stops.
+#      PORT_BASE (default: the first free of 25000, 24000, 23000; apiserver +443; runlet node 1 kubelet
+#        API +250, metrics +251, node 2 +260/+261 as `NODES=2 make run`; kube-proxy healthz +256, metrics +249),
 #      NODE_IP (default: the source address of the default route), LOG_LEVEL (runlet's, info),
 #      RUNLET_BIN (a prebuilt runlet instead of building this checkout),
-#      KEEP=1 leaves the run's state dir in place (always kept when the run fails).
-# Results: ~/.cache/runlet/conformance-v1.37.2/runs/<stamp>-<port base>/ (e2e/e2e.log, e2e/report.json, summary.txt,
-# runlet.log, cp/logs). Exit status: 0 when no spec failed.
+#      KEEP=1 leaves the run's state dirs in place (always kept when the run fails).
+# Results: ~/.cache/runlet/conformance-v1.37.2/runs/<stamp>-<port base>/ (e2e/e2e.log, e2e/report.json,
+# summary.txt, runlet.log and runlet-2.log, cp/logs). Exit status: 0 when no spec failed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+conf_set
+ADDONS=${ADDONS:-1}
+[ "$SET" = nodeconformance ] || [ "$ADDONS" = 1 ] || die "SET=$SET needs kube-proxy and CoreDNS: ADDONS=1"
 
 bash "$HACK_DIR/install-deps.sh"
-for p in gcc libc6-dev make bzip2 python3 hostname; do # for the test images (busybox from source) and the summary
+# gcc…bzip2: the test images (busybox from source); bind9-dnsutils: dig for the agnhost image (DNS specs)
+for p in gcc libc6-dev make bzip2 python3 hostname bind9-dnsutils; do
   dpkg -s "$p" >/dev/null 2>&1 || { log "installing $p"; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null; }
 done
 bash "$HACK_DIR/cp-build.sh" >/dev/null
 bash "$CONF_HACK_DIR/build.sh" >/dev/null
 bash "$CONF_HACK_DIR/images.sh"
+[ "$ADDONS" != 1 ] || bash "$HACK_DIR/coredns-build.sh" >/dev/null
 
 # a port base of our own, held (flock) for the whole run: conformance runs of other checkouts may be up
 claim_ports() {
@@ -31,49 +44,103 @@ claim_ports() {
   die "no free conformance port base (25000, 24000, 23000 are in use; set PORT_BASE)"
 }
 claim_ports
-export PORT_BASE
-# the default [NodeConformance] set unless FOCUS or SPEC_LIST narrows it
-if [ -z "${SPEC_LIST:-}" ] && [ -z "${FOCUS:-}" ]; then SPEC_LIST=$CONF_HACK_DIR/lists/nodeconformance-default.txt; fi
+export PORT_BASE SET
+# SET's list unless FOCUS or SPEC_LIST narrows it
+if [ -z "${SPEC_LIST:-}" ] && [ -z "${FOCUS:-}" ]; then SPEC_LIST=$SET_LIST; fi
 [ -z "${SPEC_LIST:-}" ] || { [ -f "$SPEC_LIST" ] || die "SPEC_LIST $SPEC_LIST: no such file"; export SPEC_LIST=$(realpath "$SPEC_LIST"); }
-NODE_NAME=runlet-conformance-$PORT_BASE
-KUBELET_PORT=$((PORT_BASE+250)) METRICS_PORT=$((PORT_BASE+251))
 RUN=$CONF_CACHE/runs/$(date +%Y%m%d-%H%M%S)-$PORT_BASE
 export CP_DIR=$RUN/cp
 PKI=$CP_DIR/pki K=("$CP_BIN_DIR/kubectl" --kubeconfig "$CP_DIR/pki/admin.kubeconfig")
-mkdir -p "$RUN/runlet"
+# node i: name, root dir, pid file and log (suffix -2 for the second), kubelet API port, metrics port
+NODES=() ROOTS=() SFX=()
+for i in $(seq 0 $((SET_NODES - 1))); do
+  s=; [ "$i" = 0 ] || s=-$((i + 1))
+  NODES+=("runlet-conformance-$PORT_BASE$s") ROOTS+=("$RUN/runlet$s") SFX+=("$s")
+done
+mkdir -p "${ROOTS[@]}"
 
-# The apiserver refuses to proxy nodes/proxy to a loopback address: the node's InternalIP (and so the
+# The apiserver refuses to proxy nodes/proxy to a loopback address: the nodes' InternalIP (and so the
 # kubelet API's listen address) is the host's own address on its default route when it has one.
 if [ -z "${NODE_IP:-}" ]; then
   NODE_IP=$(ip -4 -o route get 1.0.0.0 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')
-  NODE_IP=${NODE_IP:-$(ip -4 -o addr show scope global 2>/dev/null | awk '$2 !~ /^(podman|cni|veth)/ {sub("/.*", "", $4); print $4; exit}')}
+  NODE_IP=${NODE_IP:-$(ip -4 -o addr show scope global 2>/dev/null | awk '$2 !~ /^(podman|cni|veth|runlet)/ {sub("/.*", "", $4); print $4; exit}')}
   [ -n "$NODE_IP" ] || { NODE_IP=127.0.0.1; log "warning: no non-loopback address; nodes/proxy specs will fail"; }
 fi
 
-RUNLET_PID= E2E_PID= WATCH_PID= RC=1
+# one kube-proxy per host: find out before anything starts (runlet's --cluster-dns depends on it)
+if [ "$ADDONS" = 1 ] && ! err=$(CP_DIR=$CP_DIR bash "$HACK_DIR/kube-proxy.sh" check 2>&1); then
+  [ "$SET" = nodeconformance ] || die "${err#error: }"
+  log "warning: ${err#error: }"
+  log "SET=nodeconformance goes on without kube-proxy and CoreDNS (as ADDONS=0)"
+  ADDONS=0
+fi
+
+# remove_node_network NODE ROOT_DIR: what a stopped runlet's kubenet network leaves on the host: the
+# network namespaces of its pods (pinned in /run/netns, recorded in ROOT_DIR/network/attachments/*.json),
+# its bridge runlet-<first 8 hex of sha256(NODE)> and its NAT POSTROUTING MASQUERADE rule. A real node
+# keeps them for its next start; a conformance node does not come back.
+remove_node_network() {
+  local node=$1 root=$2 f ns br n=0 line
+  for f in "$root"/network/attachments/*.json; do
+    [ -f "$f" ] || continue
+    ns=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("netns", ""))' "$f" 2>/dev/null || true)
+    case $ns in /run/netns/*/* | *..*) continue ;; /run/netns/?*) ;; *) continue ;; esac
+    for _ in 1 2 3; do mountpoint -q "$ns" 2>/dev/null || break; umount -l "$ns" 2>/dev/null || break; done
+    rm -f "$ns"
+    n=$((n + 1))
+  done
+  [ "$n" = 0 ] || log "removed $n pod network namespaces of node $node"
+  br=runlet-$(printf '%s' "$node" | sha256sum | cut -c1-8)
+  if [ -e "/sys/class/net/$br" ]; then
+    if ip link delete "$br" 2>/dev/null; then log "removed bridge $br of node $node"; else log "warning: could not remove bridge $br"; fi
+  fi
+  # the rule as iptables-save prints it, its quoted comment kept whole by xargs
+  iptables-save -t nat 2>/dev/null | grep '^-A POSTROUTING ' |
+    grep -F -- "\"runlet $node: masquerade pod traffic leaving the cluster\"" | while read -r line; do
+      if printf '%s\n' "${line#-A }" | xargs iptables -w 5 -t nat -D; then
+        log "removed the masquerade rule of node $node"
+      else
+        log "warning: could not remove the iptables rule: $line"
+      fi
+    done || true
+}
+
+RUNLET_PIDS=() WATCH_PIDS=() E2E_PID= RC=1
 teardown() {
   trap '' INT TERM
-  [ -z "$WATCH_PID" ] || kill "$WATCH_PID" 2>/dev/null || true
+  local i p stoppers=()
+  for p in "${WATCH_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   if [ -n "$E2E_PID" ] && kill -0 "$E2E_PID" 2>/dev/null; then
     log "interrupting the e2e run (pid $E2E_PID)"
     kill -INT "$E2E_PID" 2>/dev/null || true # ginkgo stops its parallel processes itself
     for _ in $(seq 300); do kill -0 "$E2E_PID" 2>/dev/null || break; sleep 0.1; done
     kill -0 "$E2E_PID" 2>/dev/null && kill -KILL -- "-$E2E_PID" 2>/dev/null || true # its own process group
   fi
-  stop_pid runlet "$RUN/runlet.pid" 30
+  # the runlets together (each may take its grace period)
+  for i in "${!NODES[@]}"; do
+    stop_pid "runlet ${NODES[i]}" "$RUN/runlet${SFX[i]}.pid" 30 &
+    stoppers+=($!)
+  done
+  wait "${stoppers[@]}" 2>/dev/null || true
+  # kube-proxy (by its PID file; its iptables rules go with it), then the control plane (which would
+  # also stop kube-proxy first)
+  CP_DIR=$CP_DIR bash "$HACK_DIR/kube-proxy.sh" down || true
   CP_DIR=$CP_DIR bash "$HACK_DIR/cp-down.sh" || true
-  # what the e2e namespaces left in podman (runlet labels its objects with the node name)
-  local f=label=io.runlet.owner=$NODE_NAME pods ctrs
-  pods=$(podman pod ps -q --filter "$f" 2>/dev/null || true)
-  # shellcheck disable=SC2086
-  [ -z "$pods" ] || podman pod rm -f -t 0 $pods >/dev/null 2>&1 || true
-  ctrs=$(podman ps -aq --filter "$f" 2>/dev/null || true)
-  # shellcheck disable=SC2086
-  [ -z "$ctrs" ] || podman rm -f -t 0 $ctrs >/dev/null 2>&1 || true
+  for i in "${!NODES[@]}"; do
+    # what the e2e namespaces left in podman (runlet labels its objects with the node name)
+    local f=label=io.runlet.owner=${NODES[i]} pods ctrs
+    pods=$(podman pod ps -q --filter "$f" 2>/dev/null || true)
+    # shellcheck disable=SC2086
+    [ -z "$pods" ] || podman pod rm -f -t 0 $pods >/dev/null 2>&1 || true
+    ctrs=$(podman ps -aq --filter "$f" 2>/dev/null || true)
+    # shellcheck disable=SC2086
+    [ -z "$ctrs" ] || podman rm -f -t 0 $ctrs >/dev/null 2>&1 || true
+    remove_node_network "${NODES[i]}" "${ROOTS[i]}"
+    # the tmpfs volumes of pods still being deleted when runlet stopped (innermost first)
+    awk -v p="${ROOTS[i]}/" 'index($2, p) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do umount "$m" || true; done
+  done
   rm -rf "$CP_DIR/etcd"
-  # the tmpfs volumes of pods still being deleted when runlet stopped (innermost first)
-  awk -v p="$RUN/runlet/" 'index($2, p) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do umount "$m" || true; done
-  if [ "$RC" = 0 ] && [ "${KEEP:-0}" != 1 ]; then rm -rf "$RUN/runlet"; fi
+  if [ "$RC" = 0 ] && [ "${KEEP:-0}" != 1 ]; then rm -rf "${ROOTS[@]}"; fi
   log "state and logs in $RUN"
 }
 trap 'teardown' EXIT
@@ -85,36 +152,74 @@ else
   log "building runlet from $REPO_ROOT"
   ( cd "$REPO_ROOT" && go build -o "$RUN/runlet-bin" ./cmd/runlet )
 fi
-# the control plane stops itself if this script dies without tearing it down (CP_WATCH_PID)
-CP_WATCH_PID=$$ bash "$HACK_DIR/cp-up.sh" >/dev/null 8>&-
-# As hack/run.sh starts it, but untainted (e2e pods carry no toleration) and reachable at NODE_IP.
-args=(
-  --kubeconfig "$PKI/runlet.kubeconfig" --nodename "$NODE_NAME" --register-with-taints=
-  --address "$NODE_IP" --node-ip "$NODE_IP" --kubelet-port "$KUBELET_PORT"
-  --tls-cert-file "$PKI/runlet-serving.crt" --tls-private-key-file "$PKI/runlet-serving.key"
-  --client-ca-file "$PKI/ca.crt"
-  --root-dir "$RUN/runlet" --metrics-addr "127.0.0.1:$METRICS_PORT" --log-level "${LOG_LEVEL:-info}"
-)
-echo "--- $(date -Is) runlet ${args[*]}" >"$RUN/runlet.log"
-setsid "$RUN/runlet-bin" "${args[@]}" </dev/null >>"$RUN/runlet.log" 2>&1 8>&- &
-RUNLET_PID=$!
-echo "$RUNLET_PID" >"$RUN/runlet.pid"
-# runlet stops (SIGTERM) if this script is killed without tearing down
-setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill "$2" 2>/dev/null' \
-  runlet-watchdog $$ "$RUNLET_PID" </dev/null >/dev/null 2>&1 8>&- &
-WATCH_PID=$!
-log "runlet started (pid $RUNLET_PID, node $NODE_NAME, kubelet API $NODE_IP:$KUBELET_PORT)"
-for i in $(seq 1 600); do
-  "${K[@]}" get node "$NODE_NAME" >/dev/null 2>&1 && break
-  kill -0 "$RUNLET_PID" 2>/dev/null || { tail -30 "$RUN/runlet.log" >&2; die "runlet exited"; }
-  [ "$i" = 600 ] && { tail -30 "$RUN/runlet.log" >&2; die "node $NODE_NAME was not registered within 120s"; }
-  sleep 0.2
-done
-"${K[@]}" wait --for=condition=Ready "node/$NODE_NAME" --timeout=120s >/dev/null || { tail -30 "$RUN/runlet.log" >&2; die "node $NODE_NAME is not Ready"; }
-log "node $NODE_NAME is Ready"
+# the control plane stops itself if this script dies without tearing it down (CP_WATCH_PID); the add-ons
+# come after the nodes (below), not from cp-up.sh
+CP_WATCH_PID=$$ KUBE_PROXY=0 CLUSTER_DNS=0 bash "$HACK_DIR/cp-up.sh" >/dev/null 8>&-
 
-log "running the e2e specs (PROCS=${PROCS:-4}; the default set takes 30-60 min on 2 cores); log: $RUN/e2e/e2e.log"
-setsid env KUBECONFIG="$PKI/admin.kubeconfig" OUT="$RUN/e2e" bash "$CONF_HACK_DIR/e2e.sh" </dev/null 8>&- &
+# As hack/run.sh starts runlet, but untainted (e2e pods carry no toleration), reachable at NODE_IP, each
+# node with its own root dir and ports (its own kubenet bridge over the podCIDR the controller-manager
+# gives it).
+for i in "${!NODES[@]}"; do
+  args=(
+    --kubeconfig "$PKI/runlet.kubeconfig" --nodename "${NODES[i]}" --register-with-taints=
+    --address "$NODE_IP" --node-ip "$NODE_IP" --kubelet-port $((PORT_BASE + 250 + 10 * i))
+    --tls-cert-file "$PKI/runlet-serving.crt" --tls-private-key-file "$PKI/runlet-serving.key"
+    --client-ca-file "$PKI/ca.crt"
+    --root-dir "${ROOTS[i]}" --metrics-addr "127.0.0.1:$((PORT_BASE + 251 + 10 * i))" --log-level "${LOG_LEVEL:-info}"
+  )
+  # ClusterFirst pods resolve through kube-dns (hack/cluster-dns.yaml's fixed Service IP)
+  [ "$ADDONS" != 1 ] || args+=(--cluster-dns 10.0.0.10 --cluster-domain cluster.local)
+  log_file=$RUN/runlet${SFX[i]}.log
+  echo "--- $(date -Is) runlet ${args[*]}" >"$log_file"
+  setsid "$RUN/runlet-bin" "${args[@]}" </dev/null >>"$log_file" 2>&1 8>&- &
+  RUNLET_PIDS+=($!)
+  echo "$!" >"$RUN/runlet${SFX[i]}.pid"
+  # runlet stops (SIGTERM) if this script is killed without tearing down
+  setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill "$2" 2>/dev/null' \
+    runlet-watchdog $$ "$!" </dev/null >/dev/null 2>&1 8>&- &
+  WATCH_PIDS+=($!)
+  log "runlet started (pid ${RUNLET_PIDS[i]}, node ${NODES[i]}, kubelet API $NODE_IP:$((PORT_BASE + 250 + 10 * i)), log $log_file)"
+done
+for i in "${!NODES[@]}"; do
+  node=${NODES[i]} log_file=$RUN/runlet${SFX[i]}.log
+  for n in $(seq 1 600); do
+    "${K[@]}" get node "$node" >/dev/null 2>&1 && break
+    kill -0 "${RUNLET_PIDS[i]}" 2>/dev/null || { tail -30 "$log_file" >&2; die "runlet of node $node exited"; }
+    [ "$n" = 600 ] && { tail -30 "$log_file" >&2; die "node $node was not registered within 120s"; }
+    sleep 0.2
+  done
+  "${K[@]}" wait --for=condition=Ready "node/$node" --timeout=120s >/dev/null || { tail -30 "$log_file" >&2; die "node $node is not Ready"; }
+  log "node $node is Ready"
+done
+
+if [ "$ADDONS" = 1 ]; then
+  # kube-proxy after the nodes: it reads its node's IPs at start. One per host, acting for the first node
+  # (both nodes have the host's address; "local" endpoints of a Local traffic policy are the first's).
+  CP_DIR=$CP_DIR NODE_NAME=${NODES[0]} bash "$HACK_DIR/kube-proxy.sh" up 8>&- ||
+    die "kube-proxy did not come up (log $CP_DIR/logs/kube-proxy.log; ADDONS=0 runs SET=nodeconformance without it)"
+  CP_DIR=$CP_DIR bash "$HACK_DIR/cluster-dns.sh" up 8>&-
+  if ! CP_DIR=$CP_DIR TIMEOUT=180s bash "$HACK_DIR/cluster-dns.sh" wait 8>&-; then
+    "${K[@]}" -n kube-system describe pods -l k8s-app=kube-dns >&2 || true
+    die "CoreDNS did not become available (runlet logs: $RUN/runlet*.log; ADDONS=0 runs SET=nodeconformance without it)"
+  fi
+fi
+
+cat >"$RUN/run.env" <<EOF
+SET=$SET
+NODES="${NODES[*]}"
+NODE_IP=$NODE_IP
+ADDONS=$ADDONS
+PROCS=${PROCS:-4}
+FOCUS=${FOCUS:-}
+SPEC_LIST=${SPEC_LIST:-}
+RUNLET=$(cd "$REPO_ROOT" && git rev-parse --short HEAD 2>/dev/null || echo ?)$(cd "$REPO_ROOT" && git diff --quiet HEAD -- 2>/dev/null || echo +changes)
+EOF
+case $SET in
+  nodeconformance) took="the default set takes 27-45 min on 2 cores" ;;
+  *) took="the full set takes 2-3 h on 2 cores" ;;
+esac
+log "running the e2e specs (SET=$SET, PROCS=${PROCS:-4}; $took); log: $RUN/e2e/e2e.log"
+setsid env KUBECONFIG="$PKI/admin.kubeconfig" OUT="$RUN/e2e" NUM_NODES="${#NODES[@]}" bash "$CONF_HACK_DIR/e2e.sh" </dev/null 8>&- &
 E2E_PID=$!
 set +e
 wait "$E2E_PID"; e2e_rc=$?
@@ -122,8 +227,13 @@ set -e
 E2E_PID=
 log "e2e.test exited with $e2e_rc"
 [ -f "$RUN/e2e/report.json" ] || { tail -30 "$RUN/e2e/e2e.log" >&2; die "no report: the suite did not run"; }
+apart_name=vacuous; [ "$SET" = nodeconformance ] || apart_name=api-only
 set +e
-python3 "$CONF_HACK_DIR/summarize.py" "$RUN/e2e/report.json" ${SPEC_LIST:+--list "$SPEC_LIST"} | tee "$RUN/summary.txt"
+{
+  echo "SET=$SET: ${#NODES[@]} runlet node(s) (${NODES[*]}) at $NODE_IP; kube-proxy and CoreDNS: $([ "$ADDONS" = 1 ] && echo yes || echo no)"
+  python3 "$CONF_HACK_DIR/summarize.py" "$RUN/e2e/report.json" ${SPEC_LIST:+--list "$SPEC_LIST"} \
+    --apart "$SET_APART" --apart-name "$apart_name"
+} | tee "$RUN/summary.txt"
 RC=${PIPESTATUS[0]}
 set -e
 exit "$RC"

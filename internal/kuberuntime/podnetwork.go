@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/runlet/runlet/internal/network/cni"
@@ -15,7 +16,9 @@ import (
 // a namespace of the pod's own, set up before its sandbox and torn down
 // after it.
 type PodNetwork interface {
-	Setup(ctx context.Context, pod cni.Pod, ports []cni.PortMapping) (cni.Attachment, error)
+	Setup(ctx context.Context, pod cni.Pod) (cni.Attachment, error)
+	// Alive reports whether a sandbox's namespace is still there to join.
+	Alive(netns string) bool
 	// Commit says the sandbox in netns exists: a sweep for leftovers may
 	// now judge the attachment by the backend's list.
 	Commit(netns string)
@@ -33,11 +36,19 @@ func (m *Manager) attachNetwork(ctx context.Context, pod *v1.Pod, cfg *runtime.S
 	if m.network == nil || pod.Spec.HostNetwork {
 		return nil
 	}
-	ports := make([]cni.PortMapping, 0, len(cfg.Ports))
-	for _, p := range cfg.Ports {
-		ports = append(ports, cni.PortMapping{HostPort: p.HostPort, ContainerPort: p.ContainerPort, Protocol: p.Protocol, HostIP: p.HostIP})
+	p := cni.Pod{UID: string(pod.UID), Namespace: pod.Namespace, Name: pod.Name}
+	for _, pm := range cfg.Ports {
+		p.Ports = append(p.Ports, cni.PortMapping{HostPort: pm.HostPort, ContainerPort: pm.ContainerPort, Protocol: pm.Protocol, HostIP: pm.HostIP})
 	}
-	a, err := m.network.Setup(ctx, cni.Pod{UID: string(pod.UID), Namespace: pod.Namespace, Name: pod.Name}, ports)
+	for k, v := range cfg.Sysctls {
+		if strings.HasPrefix(k, "net.") {
+			if p.Sysctls == nil {
+				p.Sysctls = map[string]string{}
+			}
+			p.Sysctls[k] = v
+		}
+	}
+	a, err := m.network.Setup(ctx, p)
 	if err != nil {
 		var nr cni.NotReadyError
 		if errors.As(err, &nr) {
@@ -50,6 +61,12 @@ func (m *Manager) attachNetwork(ctx context.Context, pod *v1.Pod, cfg *runtime.S
 	}
 	cfg.NetNS, cfg.IPs = a.NetNS, a.IPs
 	return nil
+}
+
+// networkGone reports a sandbox whose pod network namespace is no more: a
+// create that failed after the backend made the pod, or a reboot.
+func (m *Manager) networkGone(sb *runtime.Sandbox) bool {
+	return m.network != nil && sb.NetNS != "" && !m.network.Alive(sb.NetNS)
 }
 
 // detachNetwork releases a sandbox's pod network once the sandbox is gone.

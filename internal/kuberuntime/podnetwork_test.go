@@ -21,13 +21,17 @@ type fakeNetwork struct {
 	next     int
 	attached map[string]cni.Pod
 	ports    [][]cni.PortMapping
+	sysctls  []map[string]string
+	gone     map[string]bool
 	err      error
 	gcLive   map[string]bool
 }
 
-func newFakeNetwork() *fakeNetwork { return &fakeNetwork{attached: map[string]cni.Pod{}} }
+func newFakeNetwork() *fakeNetwork {
+	return &fakeNetwork{attached: map[string]cni.Pod{}, gone: map[string]bool{}}
+}
 
-func (n *fakeNetwork) Setup(_ context.Context, pod cni.Pod, ports []cni.PortMapping) (cni.Attachment, error) {
+func (n *fakeNetwork) Setup(_ context.Context, pod cni.Pod) (cni.Attachment, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.err != nil {
@@ -36,11 +40,18 @@ func (n *fakeNetwork) Setup(_ context.Context, pod cni.Pod, ports []cni.PortMapp
 	n.next++
 	netns := fmt.Sprintf("/run/netns/runlet-%d", n.next)
 	n.attached[netns] = pod
-	n.ports = append(n.ports, ports)
+	n.ports = append(n.ports, pod.Ports)
+	n.sysctls = append(n.sysctls, pod.Sysctls)
 	return cni.Attachment{NetNS: netns, IPs: []string{fmt.Sprintf("10.244.0.%d", n.next+1)}}, nil
 }
 
 func (n *fakeNetwork) Commit(string) {}
+
+func (n *fakeNetwork) Alive(netns string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return !n.gone[netns]
+}
 
 func (n *fakeNetwork) Teardown(_ context.Context, netns string) error {
 	n.mu.Lock()
@@ -169,5 +180,43 @@ func TestNetworkGCSeesTheLiveSandboxes(t *testing.T) {
 			t.Fatal("no network GC ran")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The pod's net.* sysctls are the network namespace's; the others are not.
+func TestNetSysctlsGoToThePodNetwork(t *testing.T) {
+	e, n, _ := newNetworkEnv(t)
+	pod := newPod(v1.RestartPolicyAlways, "c")
+	pod.Spec.SecurityContext = &v1.PodSecurityContext{Sysctls: []v1.Sysctl{
+		{Name: "net.ipv4.ip_unprivileged_port_start", Value: "101"}, {Name: "kernel.shm_rmid_forced", Value: "1"}}}
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	if len(n.sysctls) != 1 || len(n.sysctls[0]) != 1 || n.sysctls[0]["net.ipv4.ip_unprivileged_port_start"] != "101" {
+		t.Fatalf("sysctls handed to the network = %v; want the net.* one only", n.sysctls)
+	}
+}
+
+// A sandbox whose network namespace went (its create failed after podman
+// made the pod, and the namespace was released) is made anew.
+func TestSandboxWithoutItsNetworkIsRecreated(t *testing.T) {
+	e, n, rec := newNetworkEnv(t)
+	pod := newPod(v1.RestartPolicyAlways, "c")
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	first := e.status(pod).Sandbox()
+	n.mu.Lock()
+	n.gone[first.NetNS] = true
+	n.mu.Unlock()
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	sb := e.status(pod).Sandbox()
+	if sb == nil || sb.ID == first.ID || sb.NetNS == first.NetNS {
+		t.Fatalf("sandbox %+v; want a new one with a new namespace instead of %s", sb, first.ID)
+	}
+	if ev := events(rec); !strings.Contains(ev, "SandboxChanged") {
+		t.Errorf("events = %q; want SandboxChanged", ev)
 	}
 }

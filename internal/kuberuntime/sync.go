@@ -40,7 +40,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		return res, err
 	}
 	sb := ps.Sandbox()
-	if sb == nil || sb.State != runtime.SandboxReady {
+	if sb == nil || sb.State != runtime.SandboxReady || m.networkGone(sb) {
 		turn, err := m.startSlot(ctx)
 		if err != nil {
 			return res, err

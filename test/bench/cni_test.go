@@ -45,7 +45,7 @@ func benchRawCNI(t *testing.T, ctx context.Context, cfg config, be *podman.Backe
 	var seq atomic.Int64
 	start := func() error {
 		name := fmt.Sprintf("bench-cni-%s-%d", run, seq.Add(1))
-		a, err := net.Setup(ctx, cni.Pod{UID: name, Namespace: "bench", Name: name}, nil)
+		a, err := net.Setup(ctx, cni.Pod{UID: name, Namespace: "bench", Name: name})
 		if err != nil {
 			return err
 		}

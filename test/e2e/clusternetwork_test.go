@@ -90,7 +90,7 @@ func TestClusterNetwork(t *testing.T) {
 	b := framework.StartRunlet(t, framework.RunletOptions{})
 	ns := framework.Namespace(t)
 	cidrA, cidrB := nodePodCIDR(t, a.NodeName), nodePodCIDR(t, b.NodeName)
-	_, cluster, _ := net.ParseCIDR(framework.ClusterCIDR)
+	_, cluster, _ := net.ParseCIDR(framework.Get(t).ClusterCIDR(t))
 	if cidrA.String() == cidrB.String() || !cluster.Contains(cidrA.IP) || !cluster.Contains(cidrB.IP) {
 		t.Fatalf("pod CIDRs %s and %s: want two different ranges of %s", cidrA, cidrB, cluster)
 	}

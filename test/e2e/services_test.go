@@ -16,7 +16,7 @@ import (
 
 // TestServicesAndDNS: the local cluster as users meet it, with kube-proxy on the host and CoreDNS on a
 // runlet node behind the kube-dns Service. Two runlet nodes with --cluster-dns; a Service in front of
-// web pods on both; a client pod on the second node.
+// web pods on both; a client pod on the second node; a webhook the API server calls in a pod.
 func TestServicesAndDNS(t *testing.T) {
 	t.Parallel()
 	dnsArgs := framework.ClusterDNSArgs()
@@ -81,6 +81,8 @@ func TestServicesAndDNS(t *testing.T) {
 			return strings.HasPrefix(out, "HTTP/1.0 400"), nil
 		})
 	})
+
+	t.Run("WebhookFromAPod", func(t *testing.T) { testWebhookFromAPod(t, b.NodeName, ns) })
 
 	t.Run("DNS", func(t *testing.T) {
 		framework.DeployClusterDNS(t, a.NodeName)

@@ -18,9 +18,15 @@ import (
 // ifName is the pod's interface, as every kubelet runtime names it.
 const ifName = "eth0"
 
-// Pod names the pod an attachment is for (CNI_ARGS K8S_POD_*).
+// Pod names the pod an attachment is for (CNI_ARGS K8S_POD_*), with what
+// its network namespace must have.
 type Pod struct {
 	UID, Namespace, Name string
+	// Ports are its hostPorts.
+	Ports []PortMapping
+	// Sysctls are its net.* sysctls, set in the namespace once the network
+	// is up, as CRI-O's pinns sets them where it pins the namespace.
+	Sysctls map[string]string
 }
 
 // PortMapping is a hostPort, in portmap's runtimeConfig terms.
@@ -37,38 +43,46 @@ type Attachment struct {
 	IPs   []string
 }
 
-// record is what DEL needs once runlet has forgotten the pod: libcni's own
-// cache holds the configuration ADD used, under the network's name.
+// record is what DEL needs once runlet has forgotten the pod (libcni's own
+// cache holds the configuration ADD used, under the network's name), and
+// the host ports to hold again after a restart.
 type record struct {
-	ID      string    `json:"id"`
-	Network string    `json:"network"`
-	NetNS   string    `json:"netns"`
-	Pod     Pod       `json:"pod"`
-	Created time.Time `json:"created"`
+	ID      string        `json:"id"`
+	Network string        `json:"network"`
+	NetNS   string        `json:"netns"`
+	Pod     Pod           `json:"pod"`
+	Ports   []PortMapping `json:"ports,omitempty"`
+	Created time.Time     `json:"created"`
 }
 
 // Setup makes the pod's network namespace and runs ADD on it. On error
 // nothing is left behind. The caller Commits the attachment once its
 // sandbox exists, or tears it down.
-func (m *Manager) Setup(ctx context.Context, pod Pod, ports []PortMapping) (Attachment, error) {
+func (m *Manager) Setup(ctx context.Context, pod Pod) (Attachment, error) {
 	nc, err := m.current()
 	if err != nil {
 		return Attachment{}, err
 	}
-	list := nc.list
+	list, ports := nc.list, pod.Ports
 	if len(ports) == 0 {
 		list = nc.noPorts
 	}
 	id := newAttachmentID()
-	rec := record{ID: id, Network: list.Name, NetNS: m.cfg.netnsPath(id), Pod: pod, Created: time.Now()}
+	rec := record{ID: id, Network: list.Name, NetNS: m.cfg.netnsPath(id), Pod: pod, Ports: ports, Created: time.Now()}
+	if err := m.ports.hold(id, pod, ports); err != nil {
+		return Attachment{}, err
+	}
+	rec.Pod.Ports, rec.Pod.Sysctls = nil, nil
 	m.setInFlight(id, true)
 	if err := m.writeRecord(rec); err != nil {
 		m.setInFlight(id, false)
+		m.ports.release(id)
 		return Attachment{}, err
 	}
 	if err := newNetNS(rec.NetNS); err != nil {
 		_ = os.Remove(m.recordPath(id))
 		m.setInFlight(id, false)
+		m.ports.release(id)
 		return Attachment{}, err
 	}
 	rt := runtimeConf(rec, ports)
@@ -87,6 +101,10 @@ func (m *Manager) Setup(ctx context.Context, pod Pod, ports []PortMapping) (Atta
 	}
 	if err != nil {
 		err = fmt.Errorf("plugin type=%q failed (add): %w", pluginTypes(list), err)
+	} else if err = setSysctls(rec.NetNS, pod.Sysctls); err != nil {
+		err = fmt.Errorf("setting the pod's sysctls: %w", err)
+	}
+	if err != nil {
 		if terr := m.teardown(context.WithoutCancel(ctx), rec); terr != nil {
 			m.cfg.Log.WithError(terr).WithField("netns", rec.NetNS).Warn("undoing a failed network set-up failed")
 		}
@@ -98,6 +116,11 @@ func (m *Manager) Setup(ctx context.Context, pod Pod, ports []PortMapping) (Atta
 // Commit says the sandbox that joins netns exists, so that the backend's
 // list shows it: until then GC leaves the attachment alone.
 func (m *Manager) Commit(netns string) { m.setInFlight(filepath.Base(netns), false) }
+
+// Alive reports whether netns is still a pinned network namespace: one that
+// went (a failed create torn down, a reboot) cannot be joined, and its
+// sandbox must be made anew.
+func (m *Manager) Alive(netns string) bool { return isNetNS(netns) }
 
 // Teardown runs DEL for the pod network pinned at netns and removes the
 // namespace. A namespace runlet has no record of is not its own.
@@ -118,6 +141,7 @@ func (m *Manager) Teardown(ctx context.Context, netns string) error {
 
 func (m *Manager) teardown(ctx context.Context, rec record) error {
 	defer m.setInFlight(rec.ID, false)
+	defer m.ports.release(rec.ID)
 	rt := runtimeConf(rec, nil)
 	list, cached := m.cachedList(rec, rt)
 	if list != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -120,7 +121,7 @@ func TestNotReadyIsTheKubeletsMessage(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "NetworkReady=false reason:NetworkPluginNotReady") || !strings.Contains(err.Error(), "no network config found") {
 		t.Fatalf("status = %v", err)
 	}
-	if _, err := m.Setup(context.Background(), Pod{UID: "u", Namespace: "ns", Name: "p"}, nil); err == nil {
+	if _, err := m.Setup(context.Background(), Pod{UID: "u", Namespace: "ns", Name: "p"}); err == nil {
 		t.Fatal("Setup worked without a network")
 	}
 }
@@ -169,7 +170,8 @@ func TestKubenetAddGivesAnAddressOfThePodCIDRAndDelReleasesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	a, err := m.Setup(ctx, Pod{UID: "uid-1", Namespace: "ns", Name: "web"}, []PortMapping{{HostPort: 31999, ContainerPort: 80, Protocol: "tcp"}})
+	a, err := m.Setup(ctx, Pod{UID: "uid-1", Namespace: "ns", Name: "web", Ports: []PortMapping{{HostPort: 31999, ContainerPort: 80, Protocol: "tcp"}},
+		Sysctls: map[string]string{"net.ipv4.ip_unprivileged_port_start": "101"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,10 +179,20 @@ func TestKubenetAddGivesAnAddressOfThePodCIDRAndDelReleasesIt(t *testing.T) {
 	if len(a.IPs) != 1 || !podNet.Contains(net.ParseIP(a.IPs[0])) {
 		t.Fatalf("IPs = %v; want one of 10.251.7.0/24", a.IPs)
 	}
-	if _, err := os.Stat(a.NetNS); err != nil {
-		t.Fatalf("netns: %v", err)
+	if !m.Alive(a.NetNS) {
+		t.Fatalf("netns %s is not a pinned namespace", a.NetNS)
 	}
-	b, err := m.Setup(ctx, Pod{UID: "uid-2", Namespace: "ns", Name: "db"}, nil)
+	if got := sysctlIn(t, a.NetNS, "net/ipv4/ip_unprivileged_port_start"); got != "101" {
+		t.Errorf("the pod's sysctl reads %q in its namespace; want 101", got)
+	}
+	if _, err := net.Listen("tcp4", ":31999"); err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("the pod's hostPort 31999 is not held: listen: %v", err)
+	}
+	if _, err := m.Setup(ctx, Pod{UID: "uid-3", Namespace: "ns", Name: "twin", Ports: []PortMapping{{HostPort: 31999, ContainerPort: 80, Protocol: "tcp"}}}); err == nil ||
+		!strings.Contains(err.Error(), "cannot open hostport 31999 for pod twin_ns") {
+		t.Errorf("a second pod on hostPort 31999: %v; want the kubelet's refusal", err)
+	}
+	b, err := m.Setup(ctx, Pod{UID: "uid-2", Namespace: "ns", Name: "db"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,9 +206,15 @@ func TestKubenetAddGivesAnAddressOfThePodCIDRAndDelReleasesIt(t *testing.T) {
 		if err := m.Teardown(ctx, at.NetNS); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := os.Stat(at.NetNS); !os.IsNotExist(err) {
+		if _, err := os.Stat(at.NetNS); !os.IsNotExist(err) || m.Alive(at.NetNS) {
 			t.Errorf("netns %s still there: %v", at.NetNS, err)
 		}
+	}
+	l, err := net.Listen("tcp4", ":31999")
+	if err != nil {
+		t.Errorf("hostPort 31999 still held after DEL: %v", err)
+	} else {
+		l.Close()
 	}
 	if got := leases(t, m); len(got) != 0 {
 		t.Fatalf("leases after DEL = %v", got)
@@ -209,11 +227,11 @@ func TestKubenetAddGivesAnAddressOfThePodCIDRAndDelReleasesIt(t *testing.T) {
 func TestGCReleasesWhatNoSandboxHolds(t *testing.T) {
 	m := newKubenet(t, "cni-test-gc", "10.251.8.0/24", pluginDirs)
 	ctx := context.Background()
-	kept, err := m.Setup(ctx, Pod{UID: "a", Namespace: "ns", Name: "kept"}, nil)
+	kept, err := m.Setup(ctx, Pod{UID: "a", Namespace: "ns", Name: "kept"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lost, err := m.Setup(ctx, Pod{UID: "b", Namespace: "ns", Name: "lost"}, nil)
+	lost, err := m.Setup(ctx, Pod{UID: "b", Namespace: "ns", Name: "lost"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,12 +272,12 @@ func TestMissingPluginIsNotReadyAndNamesIt(t *testing.T) {
 func TestExhaustedRangeFailsAddAndLeavesNothing(t *testing.T) {
 	m := newKubenet(t, "cni-test-full", "10.251.10.0/30", pluginDirs)
 	ctx := context.Background()
-	a, err := m.Setup(ctx, Pod{UID: "a", Namespace: "ns", Name: "a"}, nil)
+	a, err := m.Setup(ctx, Pod{UID: "a", Namespace: "ns", Name: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = m.Teardown(ctx, a.NetNS) })
-	_, err = m.Setup(ctx, Pod{UID: "b", Namespace: "ns", Name: "b"}, nil)
+	_, err = m.Setup(ctx, Pod{UID: "b", Namespace: "ns", Name: "b"})
 	if err == nil || !strings.Contains(err.Error(), "failed (add)") {
 		t.Fatalf("err = %v; want a failed ADD", err)
 	}
@@ -268,4 +286,14 @@ func TestExhaustedRangeFailsAddAndLeavesNothing(t *testing.T) {
 	if len(entries) != 1 || len(netns) != 1 {
 		t.Fatalf("after a failed ADD: %d records, %d namespaces; want the first pod's only", len(entries), len(netns))
 	}
+}
+
+// sysctlIn reads a sysctl inside the network namespace at netns.
+func sysctlIn(t *testing.T, netns, name string) string {
+	t.Helper()
+	out, err := exec.Command("nsenter", "--net="+netns, "cat", "/proc/sys/"+name).CombinedOutput()
+	if err != nil {
+		t.Fatalf("nsenter: %v: %s", err, out)
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -79,6 +80,49 @@ func ensureSharedDir(dir string) error {
 	}
 	if err := unix.Mount("", dir, "none", unix.MS_SHARED|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("making %s a shared mount: %w", dir, err)
+	}
+	return nil
+}
+
+// nsfsMagic is the file system type of a pinned namespace.
+const nsfsMagic = 0x6e736673
+
+// isNetNS reports whether path is a namespace pinned by a bind mount.
+func isNetNS(path string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(path, &st) == nil && st.Type == nsfsMagic
+}
+
+// setSysctls writes net.* sysctls inside the namespace at path: /proc/sys/net
+// is the namespace of the thread that opens it.
+func setSysctls(path string, sysctls map[string]string) error {
+	if len(sysctls) == 0 {
+		return nil
+	}
+	errc := make(chan error, 1)
+	go func() {
+		goruntime.LockOSThread()
+		// Never unlocked: the thread ends in the pod's namespace and Go
+		// retires it with the goroutine.
+		errc <- writeSysctlsIn(path, sysctls)
+	}()
+	return <-errc
+}
+
+func writeSysctlsIn(path string, sysctls map[string]string) error {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("entering the pod's network namespace: %w", err)
+	}
+	for name, value := range sysctls {
+		file := filepath.Join("/proc/sys", strings.ReplaceAll(name, ".", "/"))
+		if err := os.WriteFile(file, []byte(value), 0o644); err != nil {
+			return fmt.Errorf("sysctl %s=%s: %w", name, value, err)
+		}
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/containernetworking/cni/libcni"
@@ -39,10 +40,11 @@ type Config struct {
 
 // Manager sets up and tears down pods' networks.
 type Manager struct {
-	cfg  Config
-	cni  *libcni.CNIConfig
-	lo   *libcni.NetworkConfigList
-	masq *masquerader
+	cfg   Config
+	cni   *libcni.CNIConfig
+	lo    *libcni.NetworkConfigList
+	masq  *masquerader
+	ports *hostPorts
 
 	mu sync.Mutex
 	// net is the network pods join now; notReady says why there is none.
@@ -86,13 +88,30 @@ func New(cfg Config) (*Manager, error) {
 		cfg:      cfg,
 		cni:      libcni.NewCNIConfigWithCacheDir(cfg.BinDirs, cfg.cacheDir(), nil),
 		lo:       loopbackConfig(),
+		ports:    newHostPorts(),
 		inFlight: map[string]bool{},
 	}
 	if cfg.Mode != ModeCNI {
 		m.masq = newMasquerader(cfg.Node, cfg.NonMasqueradeCIDR, cfg.Log)
 	}
 	m.Reload()
+	m.holdRecordedPorts()
 	return m, nil
+}
+
+// holdRecordedPorts holds again, after a restart, the host ports of the
+// pods set up before it.
+func (m *Manager) holdRecordedPorts() {
+	entries, _ := os.ReadDir(m.cfg.recordDir())
+	for _, e := range entries {
+		rec, err := m.readRecord(strings.TrimSuffix(e.Name(), ".json"))
+		if err != nil || len(rec.Ports) == 0 || !isNetNS(rec.NetNS) {
+			continue
+		}
+		if err := m.ports.hold(rec.ID, rec.Pod, rec.Ports); err != nil {
+			m.cfg.Log.WithError(err).Warn("holding a pod's host ports again")
+		}
+	}
 }
 
 func (c Config) cacheDir() string           { return filepath.Join(c.StateDir, "cache") }

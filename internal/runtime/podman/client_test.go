@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -353,5 +354,34 @@ func TestCPUQuotaFloor(t *testing.T) {
 		if got := milliCPUToQuota(millis); got != want {
 			t.Errorf("%dm: quota %d, want %d", millis, got, want)
 		}
+	}
+}
+
+// A sandbox on the core's pod network: podman pods cannot join a namespace
+// by path, so the pod shares none and each container joins it; the host
+// ports are the network's (portmap), and the namespace and addresses stay
+// with the pod's labels for a restarted runlet.
+func TestSandboxInACoreNetworkNamespace(t *testing.T) {
+	cfg := runtime.SandboxConfig{PodUID: "u", Namespace: "ns", Name: "p", Hostname: "p",
+		NetNS: "/run/netns/runlet-1", IPs: []string{"10.244.1.5"}, Ports: []runtime.PortMapping{{HostPort: 8080, ContainerPort: 80}}}
+	spec := podSpec(cfg)
+	if spec.NetNS == nil || spec.NetNS.NSMode != "none" || slices.Contains(spec.SharedNamespaces, "net") || len(spec.PortMappings) != 0 {
+		t.Errorf("pod spec: netns %+v, shared %v, ports %v; want its own empty netns, net not shared, no podman ports",
+			spec.NetNS, spec.SharedNamespaces, spec.PortMappings)
+	}
+	if spec.Labels[labelNetNS] != cfg.NetNS || spec.Labels[labelIPs] != "10.244.1.5" {
+		t.Errorf("labels %v lack the namespace and the address", spec.Labels)
+	}
+	b := &Backend{}
+	ctr := b.containerSpec("pod-1", spec.Labels, runtime.ContainerConfig{Name: "c", Image: "img"})
+	if ctr.NetNS == nil || ctr.NetNS.NSMode != "path" || ctr.NetNS.Value != cfg.NetNS {
+		t.Errorf("container netns %+v; want path %s", ctr.NetNS, cfg.NetNS)
+	}
+	if ips := sandboxIPs(spec.Labels, InspectContainer{}); len(ips) != 1 || ips[0] != "10.244.1.5" {
+		t.Errorf("sandbox IPs %v; want the network's", ips)
+	}
+	if ctr := b.containerSpec("pod-1", podSpec(runtime.SandboxConfig{PodUID: "u", Namespace: "ns", Name: "p"}).Labels,
+		runtime.ContainerConfig{Name: "c", Image: "img"}); ctr.NetNS != nil {
+		t.Errorf("a container of a podman-network pod got netns %+v", ctr.NetNS)
 	}
 }

@@ -20,18 +20,25 @@ const (
 // HostIP is the host address the control plane advertises (hack/cp-up.sh's HOST_IP): the
 // kubernetes Service's endpoint, and an address kube-proxy serves NodePorts on (not 127.0.0.1: it
 // leaves route_localnet alone).
-func (c *Cluster) HostIP(t testing.TB) string {
+func (c *Cluster) HostIP(t testing.TB) string { return c.env(t, "HOST_IP") }
+
+// ClusterCIDR is the pod network the controller-manager splits into the nodes' podCIDRs: each local
+// control plane has its own (hack/cp-up.sh), so that clusters on one host never share an address.
+func (c *Cluster) ClusterCIDR(t testing.TB) string { return c.env(t, "CLUSTER_CIDR") }
+
+// env reads one of the variables hack/cp-up.sh wrote to the control plane's env file.
+func (c *Cluster) env(t testing.TB, key string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(c.CPDir, "env"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "export HOST_IP="); ok {
+		if v, ok := strings.CutPrefix(line, "export "+key+"="); ok {
 			return strings.Trim(v, `"'`)
 		}
 	}
-	t.Fatalf("no HOST_IP in %s/env", c.CPDir)
+	t.Fatalf("no %s in %s/env", key, c.CPDir)
 	return ""
 }
 

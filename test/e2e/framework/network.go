@@ -20,8 +20,6 @@ import (
 const (
 	// NetNSDir is where runlet pins pods' network namespaces.
 	NetNSDir = "/run/netns"
-	// ClusterCIDR is the local control plane's --cluster-cidr (hack/cp-up.sh): each node gets a /24.
-	ClusterCIDR = "10.244.0.0/16"
 )
 
 // KubenetBridge is the bridge runlet's own (kubenet) network makes for a node.

@@ -17,6 +17,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -41,6 +42,8 @@ func main() {
 	httpsPort := flag.Int("https-port", 8443, "HTTPS port (0: none)")
 	grpcPort := flag.Int("grpc-port", 5000, "gRPC health port (0: none)")
 	unhealthyAfter := flag.Duration("unhealthy-after", 0, "answer /healthz with 500 after this long (0: never)")
+	certFile := flag.String("tls-cert-file", "", "the HTTPS port's certificate (PEM); empty: a self-signed one")
+	keyFile := flag.String("tls-private-key-file", "", "the key of --tls-cert-file")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetOutput(os.Stdout)
@@ -54,7 +57,7 @@ func main() {
 	mux := routes(healthy)
 	go serve(&http.Server{Addr: ":" + strconv.Itoa(*httpPort), Handler: mux, ReadHeaderTimeout: 10 * time.Second}, nil)
 	if *httpsPort != 0 {
-		go serve(&http.Server{Addr: ":" + strconv.Itoa(*httpsPort), Handler: mux, ReadHeaderTimeout: 10 * time.Second}, selfSigned())
+		go serve(&http.Server{Addr: ":" + strconv.Itoa(*httpsPort), Handler: mux, ReadHeaderTimeout: 10 * time.Second}, tlsConfig(*certFile, *keyFile))
 	}
 	if *grpcPort != 0 {
 		go serveGRPC(*grpcPort, healthy)
@@ -84,6 +87,7 @@ func routes(healthy func() bool) *http.ServeMux {
 		logRequest(r)
 		_, _ = fmt.Fprintln(w, r.URL.Query().Get("msg"))
 	})
+	mux.HandleFunc("/validate", validate)
 	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
 		logRequest(r)
 		http.Redirect(w, r, r.URL.Query().Get("loc"), http.StatusFound)
@@ -128,6 +132,52 @@ func serveGRPC(port int, healthy func() bool) {
 		}
 	}()
 	log.Fatalf("grpc: %v", srv.Serve(lis))
+}
+
+// denyLabel on an object makes the /validate webhook refuse it.
+const denyLabel = "runlet.e2e/deny"
+
+// validate is a validating admission webhook: it refuses objects that carry
+// denyLabel, and says so in its message.
+func validate(w http.ResponseWriter, r *http.Request) {
+	logRequest(r)
+	var review struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Request    struct {
+			UID    string `json:"uid"`
+			Object struct {
+				Metadata struct {
+					Name   string            `json:"name"`
+					Labels map[string]string `json:"labels"`
+				} `json:"metadata"`
+			} `json:"object"`
+		} `json:"request"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&review); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	resp := map[string]any{"uid": review.Request.UID, "allowed": true}
+	meta := review.Request.Object.Metadata
+	if v, ok := meta.Labels[denyLabel]; ok {
+		resp["allowed"] = false
+		resp["status"] = map[string]any{"code": 403, "message": fmt.Sprintf("testserver webhook denies %s: %s=%s", meta.Name, denyLabel, v)}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": review.APIVersion, "kind": review.Kind, "response": resp})
+}
+
+// tlsConfig serves the given certificate, or a self-signed one.
+func tlsConfig(certFile, keyFile string) *tls.Config {
+	if certFile == "" {
+		return selfSigned()
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}}
 }
 
 // selfSigned makes a throw-away certificate for the HTTPS port.
