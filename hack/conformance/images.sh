@@ -141,6 +141,16 @@ gobuild() { # OUT PKG
   ( cd "$mod" && conf_go build -trimpath -ldflags='-s -w' -o "$1" "$2" )
 }
 
+# add_dns_tools ROOT : the host's dig (bind9-dnsutils) and glibc getent with their libraries. The DNS
+# specs' queriers run `dig +search …` and `getent hosts …` in agnhost (alpine: bind-tools, musl-utils)
+# and in glibc-dns-testing (Debian: dnsutils, libc-bin); glibc 2.36's getent has the files and dns
+# lookups built in.
+add_dns_tools() {
+  command -v dig >/dev/null || die "dig is missing (apt-get install bind9-dnsutils; hack/conformance/run.sh does)"
+  add_dyn "$1" "$(command -v dig)" /usr/bin/dig
+  add_dyn "$1" "$(command -v getent)" /usr/bin/getent
+}
+
 # ---------- images ----------
 build_base() { mk_busybox_root "$W/busybox-root"; }
 
@@ -169,11 +179,8 @@ build_agnhost() { # alpine + agnhost; ENTRYPOINT ["/agnhost"] CMD ["pause"]
   # alpine's apk packages in the real image: bash, curl (nc/ip/ss/wget come from busybox here)
   add_dyn "$r" /usr/bin/bash /bin/bash
   add_dyn "$r" /usr/bin/curl /usr/bin/curl
-  # the real image's bind-tools dig and getent: the DNS specs' queriers run `dig +search …` and
-  # `getent hosts …` in it (glibc 2.36's getent has the files and dns lookups built in)
-  command -v dig >/dev/null || die "dig is missing (apt-get install bind9-dnsutils; hack/conformance/run.sh does)"
-  add_dyn "$r" "$(command -v dig)" /usr/bin/dig
-  add_dyn "$r" "$(command -v getent)" /usr/bin/getent
+  # the real image's bind-tools dig and musl's getent
+  add_dns_tools "$r"
   # alpine's busybox nc speaks UDP (`nc -w 1 -u`, the networking specs); OpenBSD's nc does it the same way
   rm -f "$r/bin/nc"; add_deb_bin "$r" netcat-openbsd /bin/nc.openbsd /usr/bin/nc
   # /var/registry: content for `agnhost fake-registry-server` (the real image crane-copies
@@ -232,11 +239,12 @@ build_ipcutils() { # alpine + util-linux (ipcmk/ipcs/ipcrm): here Debian's util-
   import_root "$r" $REG/ipc-utils:1.4 --change "ENV $DEFPATH" --change 'CMD ["sh"]'
 }
 
-build_glibcdns() { # debian:bookworm-slim + dnsutils: here busybox root + Debian's glibc `hostname` (hostname -f)
+build_glibcdns() { # debian:bookworm-slim + dnsutils: here busybox root + Debian's glibc `hostname` (hostname -f), dig, getent
   local r=$W/glibc-dns-testing-root
   [ -d "$W/busybox-root" ] || build_base
   rm -rf "$r"; cp -a "$W/busybox-root" "$r"
   rm -f "$r/bin/hostname"; add_dyn "$r" /bin/hostname /bin/hostname
+  add_dns_tools "$r" # dnsutils' dig and libc-bin's getent: the DNS specs' glibc querier
   import_root "$r" $REG/glibc-dns-testing:2.1.1 --change "ENV $DEFPATH" --change 'CMD ["sh"]'
 }
 

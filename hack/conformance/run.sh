@@ -57,7 +57,6 @@ for i in $(seq 0 $((SET_NODES - 1))); do
   s=; [ "$i" = 0 ] || s=-$((i + 1))
   NODES+=("runlet-conformance-$PORT_BASE$s") ROOTS+=("$RUN/runlet$s") SFX+=("$s")
 done
-mkdir -p "${ROOTS[@]}"
 
 # The apiserver refuses to proxy nodes/proxy to a loopback address: the nodes' InternalIP (and so the
 # kubelet API's listen address) is the host's own address on its default route when it has one.
@@ -74,6 +73,7 @@ if [ "$ADDONS" = 1 ] && ! err=$(CP_DIR=$CP_DIR bash "$HACK_DIR/kube-proxy.sh" ch
   log "SET=nodeconformance goes on without kube-proxy and CoreDNS (as ADDONS=0)"
   ADDONS=0
 fi
+mkdir -p "${ROOTS[@]}"
 
 # remove_node_network NODE ROOT_DIR: what a stopped runlet's kubenet network leaves on the host: the
 # network namespaces of its pods (pinned in /run/netns, recorded in ROOT_DIR/network/attachments/*.json),
@@ -216,7 +216,7 @@ RUNLET=$(cd "$REPO_ROOT" && git rev-parse --short HEAD 2>/dev/null || echo ?)$(c
 EOF
 case $SET in
   nodeconformance) took="the default set takes 27-45 min on 2 cores" ;;
-  *) took="the full set takes 2-3 h on 2 cores" ;;
+  *) took="the full set takes an estimated 1.5-3 h on 2 cores" ;;
 esac
 log "running the e2e specs (SET=$SET, PROCS=${PROCS:-4}; $took); log: $RUN/e2e/e2e.log"
 setsid env KUBECONFIG="$PKI/admin.kubeconfig" OUT="$RUN/e2e" NUM_NODES="${#NODES[@]}" bash "$CONF_HACK_DIR/e2e.sh" </dev/null 8>&- &

@@ -23,16 +23,53 @@ func newNetNS(path string) error {
 		return fmt.Errorf("creating the netns mount point: %w", err)
 	}
 	f.Close()
+	if err := inThreadNetNS("", func() error { return pinNewNetNS(path) }); err != nil {
+		_ = os.Remove(path)
+		return err
+	}
+	return nil
+}
+
+// inThreadNetNS runs fn on a locked OS thread, in the network namespace at
+// path ("": fn makes its own), and moves the thread back to runlet's
+// namespace afterwards. Only if that fails does the thread stay locked, and
+// Go retire it with the goroutine, so that no other goroutine runs in a
+// pod's namespace. A retired thread is avoided otherwise: a child process
+// it forked earlier (the podman service runlet starts) gets its parent-death
+// signal when it goes.
+func inThreadNetNS(path string, fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		goruntime.LockOSThread()
-		// The thread is never unlocked: Go retires it with the goroutine,
-		// so no other goroutine ever runs in the new namespace.
-		errc <- pinNewNetNS(path)
+		own, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			errc <- fmt.Errorf("opening runlet's network namespace: %w", err)
+			return
+		}
+		defer unix.Close(own)
+		err = enterNetNS(path)
+		if err == nil {
+			err = fn()
+		}
+		errc <- err
+		if unix.Setns(own, unix.CLONE_NEWNET) == nil {
+			goruntime.UnlockOSThread()
+		}
 	}()
-	if err := <-errc; err != nil {
-		_ = os.Remove(path)
+	return <-errc
+}
+
+func enterNetNS(path string) error {
+	if path == "" {
+		return nil
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
 		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("entering the pod's network namespace: %w", err)
 	}
 	return nil
 }
@@ -99,30 +136,13 @@ func setSysctls(path string, sysctls map[string]string) error {
 	if len(sysctls) == 0 {
 		return nil
 	}
-	errc := make(chan error, 1)
-	go func() {
-		goruntime.LockOSThread()
-		// Never unlocked: the thread ends in the pod's namespace and Go
-		// retires it with the goroutine.
-		errc <- writeSysctlsIn(path, sysctls)
-	}()
-	return <-errc
-}
-
-func writeSysctlsIn(path string, sysctls map[string]string) error {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-		return fmt.Errorf("entering the pod's network namespace: %w", err)
-	}
-	for name, value := range sysctls {
-		file := filepath.Join("/proc/sys", strings.ReplaceAll(name, ".", "/"))
-		if err := os.WriteFile(file, []byte(value), 0o644); err != nil {
-			return fmt.Errorf("sysctl %s=%s: %w", name, value, err)
+	return inThreadNetNS(path, func() error {
+		for name, value := range sysctls {
+			file := filepath.Join("/proc/sys", strings.ReplaceAll(name, ".", "/"))
+			if err := os.WriteFile(file, []byte(value), 0o644); err != nil {
+				return fmt.Errorf("sysctl %s=%s: %w", name, value, err)
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -82,11 +83,23 @@ func startService(ctx context.Context, podman, dir string, cfg serviceConfig, ti
 	// Own process group: a ^C for runlet must not reach the service first.
 	// Pdeathsig: the service must not outlive runlet (containers do: conmon owns them).
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	if err := s.cmd.Start(); err != nil {
+	s.done = make(chan struct{})
+	started := make(chan error, 1)
+	go func() {
+		// The kernel sends Pdeathsig when the thread that forked the child
+		// ends, not the process: this one stays, locked, while the service
+		// runs, so that Go never retires it under the service.
+		goruntime.LockOSThread()
+		err := s.cmd.Start()
+		started <- err
+		if err == nil {
+			_ = s.cmd.Wait()
+			close(s.done)
+		}
+	}()
+	if err := <-started; err != nil {
 		return nil, fmt.Errorf("starting %s system service: %w", podman, err)
 	}
-	s.done = make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(s.done) }()
 	if err := s.waitReady(ctx, timeout); err != nil {
 		s.stop()
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The local cluster's add-ons as hack/ runs them: kube-proxy on the host and CoreDNS behind the
@@ -51,15 +52,30 @@ func (c *Cluster) addonEnv(extra ...string) []string {
 	return append([]string{"CP_DIR=" + c.CPDir, "PORT_BASE=" + strconv.Itoa(c.PortBase), "CP_BIN_DIR=" + c.BinDir}, extra...)
 }
 
+// kubeProxyWait is how long StartKubeProxy waits for another local cluster's kube-proxy to go (a
+// conformance run's, say) before it gives up.
+const kubeProxyWait = 15 * time.Minute
+
 // StartKubeProxy runs kube-proxy on the host for the test's control plane, acting for node, until the
 // end of the test (hack/kube-proxy.sh up/down, which also removes its rules). Only one kube-proxy can own
-// a host's Service rules: the test fails, naming the other, when another local cluster runs one.
+// a host's Service rules: while another local cluster runs one, the test waits for it to go, up to
+// kubeProxyWait, and then fails naming it.
 func StartKubeProxy(t testing.TB, node string) {
 	t.Helper()
 	c := Get(t)
 	env := c.addonEnv("NODE_NAME=" + node)
-	if _, err := runScript(c.RepoRoot, env, os.Stderr, "hack/kube-proxy.sh", "up"); err != nil {
-		t.Fatalf("hack/kube-proxy.sh up: %v (log: %s/logs/kube-proxy.log)", err, c.CPDir)
+	deadline := time.Now().Add(kubeProxyWait)
+	for {
+		var stderr strings.Builder
+		_, err := runScript(c.RepoRoot, env, &stderr, "hack/kube-proxy.sh", "up")
+		if err == nil {
+			break
+		}
+		if !strings.Contains(stderr.String(), "another kube-proxy") || time.Now().After(deadline) {
+			t.Fatalf("hack/kube-proxy.sh up: %v: %s (log: %s/logs/kube-proxy.log)", err, stderr.String(), c.CPDir)
+		}
+		logf("%s: waiting for it to go", strings.TrimSpace(stderr.String()))
+		time.Sleep(10 * time.Second)
 	}
 	t.Cleanup(func() {
 		if _, err := runScript(c.RepoRoot, env, os.Stderr, "hack/kube-proxy.sh", "down"); err != nil {
