@@ -138,6 +138,8 @@ func uninstallLeftovers(t *testing.T, c *framework.Cluster, ns, release string) 
 	if n := framework.RemovePodmanOwnedBy(release); n > 0 {
 		t.Logf("cleanup: removed %d podman objects of node %s", n, release)
 	}
+	// The release's runlet ran in a pod: its bridge and NAT rule are the host's to take down.
+	framework.RemoveNodeNetwork(filepath.Join(hostStateDir, release), release)
 	framework.UnmountUnder(filepath.Join(hostStateDir, release))
 	_ = os.RemoveAll(filepath.Join(hostStateDir, release))
 }

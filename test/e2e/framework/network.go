@@ -71,10 +71,10 @@ func PodCIDR(n *v1.Node) (*net.IPNet, error) {
 	return ipn, nil
 }
 
-// removeNodeNetwork takes away what a stopped runlet's network left on the host: the namespaces of
+// RemoveNodeNetwork takes away what a stopped runlet's network left on the host: the namespaces of
 // pods it did not get to tear down, its bridge and its NAT rule. A real node keeps them for its next
-// start; a test node does not come back.
-func removeNodeNetwork(rootDir, node string) []string {
+// start; a test node does not come back. It returns the namespaces it removed.
+func RemoveNodeNetwork(rootDir, node string) []string {
 	var left []string
 	for _, ns := range NetworkAttachments(rootDir) {
 		if filepath.Dir(ns) == NetNSDir {

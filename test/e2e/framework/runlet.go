@@ -405,7 +405,7 @@ func (r *Runlet) cleanup() {
 		if n := removePodmanObjects("label=" + LabelOwner + "=" + r.NodeName); n > 0 {
 			t.Logf("runlet %s left %d podman pods/containers behind after its pods were deleted; removed them", r.NodeName, n)
 		}
-		if left := removeNodeNetwork(r.RootDir, r.NodeName); len(left) > 0 {
+		if left := RemoveNodeNetwork(r.RootDir, r.NodeName); len(left) > 0 {
 			t.Logf("runlet %s left %d pod network namespaces behind after its pods were deleted; removed them", r.NodeName, len(left))
 		}
 	}
