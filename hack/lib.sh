@@ -36,3 +36,34 @@ stop_pid() {
   fi
   rm -f "$f"
 }
+
+# remove_node_network NODE ROOT_DIR: what a stopped runlet's kubenet network leaves on the host: the
+# network namespaces of its pods (pinned in /run/netns, recorded in ROOT_DIR/network/attachments/*.json),
+# its bridge runlet-<first 8 hex of sha256(NODE)> and its NAT POSTROUTING MASQUERADE rule. A real node
+# keeps them for its next start; a node that does not come back (a conformance node, make stop with
+# RM_PODS=1) must not leave them.
+remove_node_network() {
+  local node=$1 root=$2 f ns br n=0 line
+  for f in "$root"/network/attachments/*.json; do
+    [ -f "$f" ] || continue
+    ns=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("netns", ""))' "$f" 2>/dev/null || true)
+    case $ns in /run/netns/*/* | *..*) continue ;; /run/netns/?*) ;; *) continue ;; esac
+    for _ in 1 2 3; do mountpoint -q "$ns" 2>/dev/null || break; umount -l "$ns" 2>/dev/null || break; done
+    rm -f "$ns"
+    n=$((n + 1))
+  done
+  [ "$n" = 0 ] || log "removed $n pod network namespaces of node $node"
+  br=runlet-$(printf '%s' "$node" | sha256sum | cut -c1-8)
+  if [ -e "/sys/class/net/$br" ]; then
+    if ip link delete "$br" 2>/dev/null; then log "removed bridge $br of node $node"; else log "warning: could not remove bridge $br"; fi
+  fi
+  # the rule as iptables-save prints it, its quoted comment kept whole by xargs
+  iptables-save -t nat 2>/dev/null | grep '^-A POSTROUTING ' |
+    grep -F -- "\"runlet $node: masquerade pod traffic leaving the cluster\"" | while read -r line; do
+      if printf '%s\n' "${line#-A }" | xargs iptables -w 5 -t nat -D; then
+        log "removed the masquerade rule of node $node"
+      else
+        log "warning: could not remove the iptables rule: $line"
+      fi
+    done || true
+}
