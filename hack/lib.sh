@@ -41,13 +41,15 @@ stop_pid() {
 # network namespaces of its pods (pinned in /run/netns, recorded in ROOT_DIR/network/attachments/*.json),
 # its bridge runlet-<first 8 hex of sha256(NODE)> and its NAT POSTROUTING MASQUERADE rule. A real node
 # keeps them for its next start; a node that does not come back (a conformance node, make stop with
-# RM_PODS=1) must not leave them.
+# RM_PODS=1, a test's node: test/e2e/framework) must not leave them.
 remove_node_network() {
   local node=$1 root=$2 f ns br n=0 line
   for f in "$root"/network/attachments/*.json; do
     [ -f "$f" ] || continue
-    ns=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("netns", ""))' "$f" 2>/dev/null || true)
+    # runlet writes the record as compact JSON, "netns" before the pod's fields
+    ns=$(sed -n 's/^[^}]*"netns":"\([^"]*\)".*/\1/p' "$f")
     case $ns in /run/netns/*/* | *..*) continue ;; /run/netns/?*) ;; *) continue ;; esac
+    [ -e "$ns" ] || continue
     for _ in 1 2 3; do mountpoint -q "$ns" 2>/dev/null || break; umount -l "$ns" 2>/dev/null || break; done
     rm -f "$ns"
     n=$((n + 1))

@@ -139,7 +139,9 @@ func uninstallLeftovers(t *testing.T, c *framework.Cluster, ns, release string) 
 		t.Logf("cleanup: removed %d podman objects of node %s", n, release)
 	}
 	// The release's runlet ran in a pod: its bridge and NAT rule are the host's to take down.
-	framework.RemoveNodeNetwork(filepath.Join(hostStateDir, release), release)
+	if _, err := framework.RemoveNodeNetwork(filepath.Join(hostStateDir, release), release); err != nil {
+		t.Logf("cleanup: %v", err)
+	}
 	framework.UnmountUnder(filepath.Join(hostStateDir, release))
 	_ = os.RemoveAll(filepath.Join(hostStateDir, release))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/containernetworking/cni/libcni"
 	"github.com/containernetworking/cni/pkg/types"
 	types100 "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/runlet/runlet/internal/netns"
 )
 
 // ifName is the pod's interface, as every kubelet runtime names it.
@@ -45,14 +46,13 @@ type Attachment struct {
 
 // record is what DEL needs once runlet has forgotten the pod (libcni's own
 // cache holds the configuration ADD used, under the network's name), and
-// the host ports to hold again after a restart.
+// the pod's host ports to hold again after a restart.
 type record struct {
-	ID      string        `json:"id"`
-	Network string        `json:"network"`
-	NetNS   string        `json:"netns"`
-	Pod     Pod           `json:"pod"`
-	Ports   []PortMapping `json:"ports,omitempty"`
-	Created time.Time     `json:"created"`
+	ID      string    `json:"id"`
+	Network string    `json:"network"`
+	NetNS   string    `json:"netns"`
+	Pod     Pod       `json:"pod"`
+	Created time.Time `json:"created"`
 }
 
 // Setup makes the pod's network namespace and runs ADD on it. On error
@@ -68,21 +68,17 @@ func (m *Manager) Setup(ctx context.Context, pod Pod) (Attachment, error) {
 		list = nc.noPorts
 	}
 	id := newAttachmentID()
-	rec := record{ID: id, Network: list.Name, NetNS: m.cfg.netnsPath(id), Pod: pod, Ports: ports, Created: time.Now()}
-	if err := m.ports.hold(id, pod, ports); err != nil {
+	rec := record{ID: id, Network: list.Name, NetNS: m.cfg.netnsPath(id), Pod: pod, Created: time.Now()}
+	if err := m.ports.hold(id, pod); err != nil {
 		return Attachment{}, err
 	}
-	rec.Pod.Ports, rec.Pod.Sysctls = nil, nil
 	m.setInFlight(id, true)
-	if err := m.writeRecord(rec); err != nil {
-		m.setInFlight(id, false)
-		m.ports.release(id)
-		return Attachment{}, err
+	err = m.writeRecord(rec)
+	if err == nil {
+		err = netns.Pin(rec.NetNS)
 	}
-	if err := newNetNS(rec.NetNS); err != nil {
-		_ = os.Remove(m.recordPath(id))
-		m.setInFlight(id, false)
-		m.ports.release(id)
+	if err != nil {
+		m.forget(id)
 		return Attachment{}, err
 	}
 	rt := runtimeConf(rec, ports)
@@ -115,23 +111,23 @@ func (m *Manager) Setup(ctx context.Context, pod Pod) (Attachment, error) {
 
 // Commit says the sandbox that joins netns exists, so that the backend's
 // list shows it: until then GC leaves the attachment alone.
-func (m *Manager) Commit(netns string) { m.setInFlight(filepath.Base(netns), false) }
+func (m *Manager) Commit(path string) { m.setInFlight(filepath.Base(path), false) }
 
 // Alive reports whether netns is still a pinned network namespace: one that
 // went (a failed create torn down, a reboot) cannot be joined, and its
 // sandbox must be made anew.
-func (m *Manager) Alive(netns string) bool { return isNetNS(netns) }
+func (m *Manager) Alive(path string) bool { return netns.IsPinned(path) }
 
-// Teardown runs DEL for the pod network pinned at netns and removes the
+// Teardown runs DEL for the pod network pinned at path and removes the
 // namespace. A namespace runlet has no record of is not its own.
-func (m *Manager) Teardown(ctx context.Context, netns string) error {
-	id := filepath.Base(netns)
-	if filepath.Dir(netns) != filepath.Clean(m.cfg.NetNSDir) || !strings.HasPrefix(id, "runlet-") {
+func (m *Manager) Teardown(ctx context.Context, path string) error {
+	id := filepath.Base(path)
+	if filepath.Dir(path) != filepath.Clean(m.cfg.NetNSDir) || !strings.HasPrefix(id, "runlet-") {
 		return nil
 	}
 	rec, err := m.readRecord(id)
 	if errors.Is(err, os.ErrNotExist) {
-		return removeNetNS(netns)
+		return netns.Remove(path)
 	}
 	if err != nil {
 		return err
@@ -139,20 +135,34 @@ func (m *Manager) Teardown(ctx context.Context, netns string) error {
 	return m.teardown(ctx, rec)
 }
 
+// teardown runs DEL and removes the namespace; only then is the record
+// forgotten, so that a failed DEL is tried again by GC.
 func (m *Manager) teardown(ctx context.Context, rec record) error {
-	defer m.setInFlight(rec.ID, false)
-	defer m.ports.release(rec.ID)
 	rt := runtimeConf(rec, nil)
 	list, cached := m.cachedList(rec, rt)
+	var err error
 	if list != nil {
-		if err := m.cni.DelNetworkList(ctx, list, cached); err != nil {
-			return fmt.Errorf("plugin type=%q failed (delete): %w", pluginTypes(list), err)
+		if err = m.cni.DelNetworkList(ctx, list, cached); err != nil {
+			err = fmt.Errorf("plugin type=%q failed (delete): %w", pluginTypes(list), err)
 		}
 	}
-	if err := removeNetNS(rec.NetNS); err != nil {
+	if err == nil {
+		err = netns.Remove(rec.NetNS)
+	}
+	if err != nil {
+		m.setInFlight(rec.ID, false)
+		m.ports.release(rec.ID)
 		return err
 	}
-	if err := os.Remove(m.recordPath(rec.ID)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	return m.forget(rec.ID)
+}
+
+// forget drops all runlet holds for an attachment: its host ports, its
+// in-flight mark and its record.
+func (m *Manager) forget(id string) error {
+	m.setInFlight(id, false)
+	m.ports.release(id)
+	if err := os.Remove(m.recordPath(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	return nil

@@ -22,9 +22,9 @@ type hostPorts struct {
 func newHostPorts() *hostPorts { return &hostPorts{held: map[string][]io.Closer{}} }
 
 // hold opens the pod's host ports for attachment id; none is held on error.
-func (h *hostPorts) hold(id string, pod Pod, ports []PortMapping) error {
+func (h *hostPorts) hold(id string, pod Pod) error {
 	var open []io.Closer
-	for _, p := range ports {
+	for _, p := range pod.Ports {
 		c, err := listenHostPort(p)
 		if err != nil {
 			for _, o := range open {

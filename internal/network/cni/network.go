@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/containernetworking/cni/libcni"
+	"github.com/runlet/runlet/internal/netns"
 	"github.com/sirupsen/logrus"
 )
 
@@ -81,7 +82,7 @@ func New(cfg Config) (*Manager, error) {
 			return nil, err
 		}
 	}
-	if err := ensureSharedDir(cfg.NetNSDir); err != nil {
+	if err := netns.EnsureSharedDir(cfg.NetNSDir); err != nil {
 		return nil, err
 	}
 	m := &Manager{
@@ -105,10 +106,10 @@ func (m *Manager) holdRecordedPorts() {
 	entries, _ := os.ReadDir(m.cfg.recordDir())
 	for _, e := range entries {
 		rec, err := m.readRecord(strings.TrimSuffix(e.Name(), ".json"))
-		if err != nil || len(rec.Ports) == 0 || !isNetNS(rec.NetNS) {
+		if err != nil || len(rec.Pod.Ports) == 0 || !netns.IsPinned(rec.NetNS) {
 			continue
 		}
-		if err := m.ports.hold(rec.ID, rec.Pod, rec.Ports); err != nil {
+		if err := m.ports.hold(rec.ID, rec.Pod); err != nil {
 			m.cfg.Log.WithError(err).Warn("holding a pod's host ports again")
 		}
 	}

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net"
-	goruntime "runtime"
 	"strconv"
 	"time"
 
+	"github.com/runlet/runlet/internal/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -52,32 +52,23 @@ func (b *Backend) PortForward(ctx context.Context, sandboxID string, port int32,
 	return splice(ctx, conn.(*net.TCPConn), stream)
 }
 
-// dialInNetns dials 127.0.0.1:port (then [::1]) from the network namespace
-// at netns, on a locked OS thread that is moved back to its own namespace
-// afterwards. Should that fail, the thread stays locked and Go retires it
-// with the goroutine, so no other goroutine ever runs in the pod's namespace.
-func dialInNetns(ctx context.Context, netns string, port int32) (net.Conn, error) {
-	type result struct {
-		conn net.Conn
-		err  error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		goruntime.LockOSThread()
-		own, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+// dialInNetns dials 127.0.0.1:port (then [::1]) from inside the network
+// namespace at path.
+func dialInNetns(ctx context.Context, path string, port int32) (net.Conn, error) {
+	var conn net.Conn
+	err := netns.Do(path, func() error {
+		d := net.Dialer{Timeout: 10 * time.Second}
+		p := strconv.Itoa(int(port))
+		c, err := d.DialContext(ctx, "tcp4", "127.0.0.1:"+p)
 		if err != nil {
-			ch <- result{nil, fmt.Errorf("opening runlet's network namespace: %w", err)}
-			return
+			if c6, err6 := d.DialContext(ctx, "tcp6", "[::1]:"+p); err6 == nil {
+				c, err = c6, nil
+			}
 		}
-		defer unix.Close(own)
-		conn, err := dialFromNetns(ctx, netns, port)
-		ch <- result{conn, err}
-		if unix.Setns(own, unix.CLONE_NEWNET) == nil {
-			goruntime.UnlockOSThread()
-		}
-	}()
-	r := <-ch
-	return r.conn, r.err
+		conn = c
+		return err
+	})
+	return conn, err
 }
 
 // splice copies both ways; each side's EOF half-closes the other, and the
@@ -113,24 +104,4 @@ func ignoreClosed(err error) error {
 		return nil
 	}
 	return err
-}
-
-func dialFromNetns(ctx context.Context, netns string, port int32) (net.Conn, error) {
-	fd, err := unix.Open(netns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("opening the pod's network namespace: %w", err)
-	}
-	defer unix.Close(fd)
-	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-		return nil, fmt.Errorf("entering the pod's network namespace: %w", err)
-	}
-	d := net.Dialer{Timeout: 10 * time.Second}
-	p := strconv.Itoa(int(port))
-	conn, err := d.DialContext(ctx, "tcp4", "127.0.0.1:"+p)
-	if err != nil {
-		if c6, err6 := d.DialContext(ctx, "tcp6", "[::1]:"+p); err6 == nil {
-			return c6, nil
-		}
-	}
-	return conn, err
 }

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	v1 "k8s.io/api/core/v1"
 )
@@ -71,53 +70,21 @@ func PodCIDR(n *v1.Node) (*net.IPNet, error) {
 	return ipn, nil
 }
 
-// RemoveNodeNetwork takes away what a stopped runlet's network left on the host: the namespaces of
-// pods it did not get to tear down, its bridge and its NAT rule. A real node keeps them for its next
-// start; a test node does not come back. It returns the namespaces it removed.
-func RemoveNodeNetwork(rootDir, node string) []string {
-	var left []string
-	for _, ns := range NetworkAttachments(rootDir) {
-		if filepath.Dir(ns) == NetNSDir {
-			_ = syscall.Unmount(ns, syscall.MNT_DETACH)
-			_ = os.Remove(ns)
-			left = append(left, ns)
-		}
+// RemoveNodeNetwork takes away what a stopped runlet's network left on the host (hack/lib.sh's
+// remove_node_network, which make conformance and make stop use too): the namespaces of pods it did not
+// get to tear down, its bridge and its NAT rule. A real node keeps them for its next start; a test node
+// does not come back. It returns what it removed, as the script says it.
+func RemoveNodeNetwork(rootDir, node string) (string, error) {
+	root := ""
+	if cluster != nil {
+		root = cluster.RepoRoot
+	} else if r, err := repoRoot(); err == nil {
+		root = r
 	}
-	br := KubenetBridge(node)
-	if _, err := os.Stat(filepath.Join("/sys/class/net", br)); err == nil {
-		_ = exec.Command("ip", "link", "delete", br).Run()
+	script := `. "$0"; remove_node_network "$1" "$2"`
+	out, err := exec.Command("bash", "-c", script, filepath.Join(root, "hack", "lib.sh"), node, rootDir).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("hack/lib.sh remove_node_network %s: %v: %s", node, err, out)
 	}
-	out, _ := exec.Command("iptables-save", "-t", "nat").Output()
-	comment := "runlet " + node + ": masquerade"
-	for _, line := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(line, "-A POSTROUTING") && strings.Contains(line, comment) {
-			args := append([]string{"-t", "nat", "-D"}, splitRule(strings.TrimPrefix(line, "-A "))...)
-			_ = exec.Command("iptables", args...).Run()
-		}
-	}
-	return left
-}
-
-// splitRule splits an iptables-save rule into arguments, keeping quoted comments whole.
-func splitRule(s string) []string {
-	var out []string
-	var cur strings.Builder
-	quoted := false
-	for _, r := range s {
-		switch {
-		case r == '"':
-			quoted = !quoted
-		case r == ' ' && !quoted:
-			if cur.Len() > 0 {
-				out = append(out, cur.String())
-				cur.Reset()
-			}
-		default:
-			cur.WriteRune(r)
-		}
-	}
-	if cur.Len() > 0 {
-		out = append(out, cur.String())
-	}
-	return out
+	return strings.TrimSpace(string(out)), nil
 }

@@ -405,8 +405,12 @@ func (r *Runlet) cleanup() {
 		if n := removePodmanObjects("label=" + LabelOwner + "=" + r.NodeName); n > 0 {
 			t.Logf("runlet %s left %d podman pods/containers behind after its pods were deleted; removed them", r.NodeName, n)
 		}
-		if left := RemoveNodeNetwork(r.RootDir, r.NodeName); len(left) > 0 {
-			t.Logf("runlet %s left %d pod network namespaces behind after its pods were deleted; removed them", r.NodeName, len(left))
+		// The script names each kind of leftover; namespaces mean pods whose network runlet did not
+		// tear down, the bridge and NAT rule are there for every node.
+		if out, err := RemoveNodeNetwork(r.RootDir, r.NodeName); err != nil {
+			t.Logf("runlet %s: %v", r.NodeName, err)
+		} else if strings.Contains(out, "pod network namespaces") {
+			t.Logf("runlet %s left pod network namespaces behind after its pods were deleted: %s", r.NodeName, out)
 		}
 	}
 	if c != nil {
