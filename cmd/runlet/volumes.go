@@ -8,6 +8,7 @@ import (
 	"github.com/runlet/runlet/internal/objects"
 	"github.com/runlet/runlet/internal/poddir"
 	"github.com/runlet/runlet/internal/token"
+	"github.com/runlet/runlet/internal/trustbundle"
 	"github.com/runlet/runlet/internal/volume"
 	"github.com/sirupsen/logrus"
 	"k8s.io/client-go/kubernetes"
@@ -36,11 +37,11 @@ func newPodObjects(ctx context.Context, client kubernetes.Interface) podObjects 
 }
 
 // newVolumes is the pods' volume manager: its files under --root-dir,
-// tokens from the TokenRequest API.
+// tokens from the TokenRequest API, trust anchors from ClusterTrustBundles.
 func newVolumes(ctx context.Context, o *options, client kubernetes.Interface, objs podObjects, log *logrus.Entry) *volume.Manager {
 	return volume.NewManager(volume.Config{
 		Dirs: poddir.New(o.RootDir), ConfigMaps: objs.configMaps, Secrets: objs.secrets,
-		Tokens: token.NewManager(client, ctx.Done()), Client: client,
+		Tokens: token.NewManager(client, ctx.Done()), TrustBundles: trustbundle.New(client, ctx.Done()), Client: client,
 		ResourceFieldRef: envvars.ResourceFieldValue, Log: log.WithField("component", "volume"),
 	})
 }

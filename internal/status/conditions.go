@@ -17,7 +17,7 @@ limitations under the License.
 // The pod conditions the kubelet owns, adapted from k8s.io/kubernetes
 // v1.37.2 pkg/kubelet/status/generate.go: the same reasons and messages
 // ("containers with incomplete status: [init1 init2]"), which upstream specs
-// compare verbatim. Observed generations are left out.
+// compare verbatim. Generate stamps the observed generations.
 
 package status
 

@@ -65,6 +65,14 @@ func Generate(in Input) v1.PodStatus {
 		}
 	}
 	st.Conditions = conditions(pod, &st, in.Runtime.Sandbox() != nil && in.Runtime.Sandbox().State == runtime.SandboxReady)
+	// The generation this status answers, on the status and on each
+	// condition runlet owns, as the kubelet does since PodObservedGenerationTracking went GA.
+	st.ObservedGeneration = pod.Generation
+	for i := range st.Conditions {
+		if ownedConditions[st.Conditions[i].Type] {
+			st.Conditions[i].ObservedGeneration = pod.Generation
+		}
+	}
 	return st
 }
 

@@ -63,6 +63,10 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, st v1.PodStatus) {
 		return
 	}
 	m.carryOver(oldStatus, &st)
+	if old != nil && old.Status.ObservedGeneration > st.ObservedGeneration {
+		// A sync of an older spec finishing late does not take the generation back.
+		st.ObservedGeneration = old.Status.ObservedGeneration
+	}
 	if old != nil && apiequality.Semantic.DeepEqual(old.Status, st) && podMetaEqual(old, pod) {
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/sirupsen/logrus"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	mount "k8s.io/mount-utils"
@@ -50,13 +51,22 @@ type Tokens interface {
 	DeleteServiceAccountToken(podUID types.UID)
 }
 
-// Config wires a Manager. Without ConfigMaps, Secrets, Tokens or Client the
+// TrustBundles reads the trust anchors of ClusterTrustBundles, PEM
+// (internal/trustbundle).
+type TrustBundles interface {
+	ByName(ctx context.Context, name string, allowMissing bool) ([]byte, error)
+	BySigner(ctx context.Context, signer string, sel *metav1.LabelSelector, allowMissing bool) ([]byte, error)
+}
+
+// Config wires a Manager. Without ConfigMaps, Secrets, Tokens, TrustBundles or Client the
 // volumes needing them fail to mount with an error saying so.
 type Config struct {
 	Dirs       poddir.Dirs
 	ConfigMaps ConfigMaps
 	Secrets    Secrets
 	Tokens     Tokens
+	// TrustBundles serves clusterTrustBundle projections.
+	TrustBundles TrustBundles
 	// Client reads persistentVolumeClaims and persistentVolumes.
 	Client kubernetes.Interface
 	// ResourceFieldRef resolves a downward API resourceFieldRef of a

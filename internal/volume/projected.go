@@ -1,6 +1,7 @@
 package volume
 
 import (
+	"context"
 	"errors"
 	"maps"
 
@@ -10,8 +11,8 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
 
-// setUpProjected writes configMaps, secrets, downward API fields and
-// service account tokens into one directory (tmpfs), as the kubelet's
+// setUpProjected writes configMaps, secrets, downward API fields, service
+// account tokens and ClusterTrustBundles' anchors into one directory (tmpfs), as the kubelet's
 // projected plugin. Each source that fails is reported; none is written
 // until all succeed.
 func (m *Manager) setUpProjected(pod *v1.Pod, name string, src *v1.ProjectedVolumeSource, dir string, args mountArgs) error {
@@ -56,12 +57,40 @@ func (m *Manager) projectedPayload(pod *v1.Pod, src *v1.ProjectedVolumeSource, a
 		case s.ServiceAccountToken != nil:
 			add(m.tokenPayload(pod, s.ServiceAccountToken, defaultMode, args))
 		case s.ClusterTrustBundle != nil:
-			errs = append(errs, errors.New("runlet does not support clusterTrustBundle projections"))
+			add(m.trustBundlePayload(s.ClusterTrustBundle, defaultMode, args))
 		case s.PodCertificate != nil:
 			errs = append(errs, errors.New("runlet does not support podCertificate projections"))
 		}
 	}
 	return payload, utilerrors.NewAggregate(errs)
+}
+
+// trustBundlePayload is the anchors of one ClusterTrustBundle, by name, or
+// of all of a signer's that match a label selector. The file is 0600 when a
+// user or group will own it, as a token's.
+func (m *Manager) trustBundlePayload(src *v1.ClusterTrustBundleProjection, defaultMode int32, args mountArgs) (map[string]atomic.FileProjection, error) {
+	if m.cfg.TrustBundles == nil {
+		return nil, errors.New("cannot get ClusterTrustBundles: no API server")
+	}
+	optional := isTrue(src.Optional)
+	var anchors []byte
+	var err error
+	switch {
+	case src.Name != nil:
+		anchors, err = m.cfg.TrustBundles.ByName(context.Background(), *src.Name, optional)
+	case src.SignerName != nil:
+		anchors, err = m.cfg.TrustBundles.BySigner(context.Background(), *src.SignerName, src.LabelSelector, optional)
+	default:
+		err = errors.New("ClusterTrustBundle projection requires either name or signerName to be set")
+	}
+	if err != nil {
+		return nil, err
+	}
+	mode := defaultMode
+	if args.fsUser != nil || args.fsGroup != nil {
+		mode = 0600
+	}
+	return map[string]atomic.FileProjection{src.Path: {Data: anchors, Mode: mode, FsUser: args.fsUser}}, nil
 }
 
 // tokenPayload is a token of the pod's service account, requested through

@@ -373,6 +373,7 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 			"/events":                            "create,patch",
 			"authentication.k8s.io/tokenreviews": "create",
 			"authorization.k8s.io/subjectaccessreviews": "create",
+			"certificates.k8s.io/clustertrustbundles":   "get,list,watch",
 		} {
 			if verbs[res] != want {
 				t.Errorf("%s: verbs %q, want %q", res, verbs[res], want)

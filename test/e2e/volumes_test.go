@@ -36,6 +36,7 @@ func TestVolumes(t *testing.T) {
 	t.Run("PersistentVolumeClaim", func(t *testing.T) { t.Parallel(); v.testClaim(t) })
 	t.Run("SubPathAndReadOnly", func(t *testing.T) { t.Parallel(); v.testSubPath(t) })
 	t.Run("LiveUpdate", func(t *testing.T) { t.Parallel(); v.testLiveUpdate(t) })
+	t.Run("ClusterTrustBundle", func(t *testing.T) { t.Parallel(); v.testClusterTrustBundle(t) })
 	t.Run("PodDirRemoved", func(t *testing.T) { t.Parallel(); v.testPodDirRemoved(t) })
 }
 

@@ -33,6 +33,7 @@ func TestControlPlane(t *testing.T) {
 		{"watch", "pods"}, {"patch", "pods/status"}, {"create", "events"}, {"list", "configmaps"},
 		{"list", "secrets"}, {"list", "services"}, {"create", "tokenreviews.authentication.k8s.io"},
 		{"create", "subjectaccessreviews.authorization.k8s.io"}, {"create", "certificatesigningrequests.certificates.k8s.io"},
+		{"watch", "clustertrustbundles.certificates.k8s.io"},
 	} {
 		args := append([]string{"--kubeconfig", c.RunletKubeconfig, "auth", "can-i"}, can...)
 		if out, err := framework.KubectlE(args...); strings.TrimSpace(out) != "yes" {
