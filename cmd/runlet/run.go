@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/runlet/runlet/internal/allocation"
 	"github.com/runlet/runlet/internal/envvars"
 	"github.com/runlet/runlet/internal/eviction"
 	"github.com/runlet/runlet/internal/kubeletserver"
@@ -154,14 +155,19 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 	// written, which the framework does not do.
 	c.status.SetStatusWriter(status.APIWriter{Pods: client.CoreV1()}, log.WithField("component", "status"))
 	c.prober = prober.NewManager(prober.Config{Exec: rt, Status: c.status, Recorder: rec, Log: log.WithField("component", "prober")})
+	alloc, err := allocation.New(o.RootDir)
+	if err != nil {
+		log.WithError(err).Warn("resource allocations unreadable")
+	}
 	mgr := kuberuntime.NewManager(kuberuntime.Config{
 		Runtime: rt, Recorder: rec, RuntimeName: host.RuntimeName, Owner: o.NodeName,
 		Dirs: poddir.New(o.RootDir), Volumes: c.volumes, Log: log.WithField("component", "kuberuntime"),
 		DNS: newDNSConfigurer(o, rec, nodeIP, log), ImagePullTimeout: o.ImagePullTimeout,
 		Liveness: c.prober.Liveness, Startup: c.prober.Startup,
-		Hooks:   lifecycle.NewRunner(rt, rec, log.WithField("component", "lifecycle")),
-		Node:    res.runtimeOptions(o),
-		Network: podNetworkOf(podNet),
+		Hooks:     lifecycle.NewRunner(rt, rec, log.WithField("component", "lifecycle")),
+		Node:      res.runtimeOptions(o),
+		Network:   podNetworkOf(podNet),
+		Resources: alloc,
 	})
 	c.runtime = mgr
 	if err := mgr.PersistBackoff(filepath.Join(o.RootDir, "backoff.json")); err != nil {
@@ -178,6 +184,7 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 		HostIPs:      []string{nodeIP},
 		MaxPods:      o.MaxPods,
 		Admission:    admit,
+		Allocation:   alloc,
 		Log:          log.WithField("component", "syncloop"),
 		Mirror:       c.mirror,
 		InAPI:        c.inAPI,

@@ -58,6 +58,9 @@ type Config struct {
 	ImagePullTimeout time.Duration
 	// Network is the pod network pods join; nil: the backend's own.
 	Network PodNetwork
+	// Resources records what each container was given, for in-place
+	// resizes; nil: running containers keep what they started with.
+	Resources ResourceRecord
 }
 
 // Manager acts on the backend for pods.
@@ -87,6 +90,7 @@ type Manager struct {
 	dns        *dns.Configurer
 	hostsFile  string
 	network    PodNetwork
+	resources  ResourceRecord
 	puller     *images.Puller
 	pullErrors sync.Map // image back-off key -> the last pull error, for ImagePullBackOff's message
 
@@ -96,6 +100,8 @@ type Manager struct {
 	messages map[string]map[string]string
 	// networkGCAt is when the last pod network sweep began.
 	networkGCAt time.Time
+	// podCgroupTarget: pod cgroups a resize still has to settle (resize_pod.go).
+	podCgroupTarget map[string]runtime.Resources
 }
 
 // NewManager returns a manager for cfg.Runtime.
@@ -112,17 +118,19 @@ func NewManager(cfg Config) *Manager {
 	return &Manager{
 		rt: cfg.Runtime, rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs,
 		liveness: cfg.Liveness, startup: cfg.Startup, hooks: cfg.Hooks, node: cfg.Node,
-		volumes:      cfg.Volumes,
-		crashBackoff: newBackoff(backoffInitial, backoffMax),
-		imageBackoff: newBackoff(backoffInitial, backoffMax),
-		waiting:      map[string]map[string]status.Waiting{},
-		messages:     map[string]map[string]string{},
-		env:          envvars.NewResolver(nil),
-		starts:       make(chan struct{}, parallelPodStarts),
-		dns:          cfg.DNS,
-		hostsFile:    cfg.HostsFile,
-		network:      cfg.Network,
-		puller:       images.NewPuller(cfg.Runtime, cfg.ImagePullTimeout),
+		volumes:         cfg.Volumes,
+		crashBackoff:    newBackoff(backoffInitial, backoffMax),
+		imageBackoff:    newBackoff(backoffInitial, backoffMax),
+		waiting:         map[string]map[string]status.Waiting{},
+		messages:        map[string]map[string]string{},
+		podCgroupTarget: map[string]runtime.Resources{},
+		env:             envvars.NewResolver(nil),
+		starts:          make(chan struct{}, parallelPodStarts),
+		dns:             cfg.DNS,
+		hostsFile:       cfg.HostsFile,
+		network:         cfg.Network,
+		resources:       cfg.Resources,
+		puller:          images.NewPuller(cfg.Runtime, cfg.ImagePullTimeout),
 	}
 }
 
@@ -208,6 +216,7 @@ func (m *Manager) Forget(uid string) {
 	defer m.mu.Unlock()
 	delete(m.waiting, uid)
 	delete(m.messages, uid)
+	delete(m.podCgroupTarget, uid)
 	// A pod deleted while its image pull was backing off leaves its last
 	// pull errors (keyed <uid>_<image>).
 	m.pullErrors.Range(func(k, _ any) bool {

@@ -86,6 +86,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		// still counts.
 		ps = &runtime.PodStatus{UID: uid, Sandboxes: []runtime.Sandbox{created}, Containers: lost}
 	}
+	if err := m.raisePodCgroup(ctx, pod, sb, ps); err != nil {
+		return res, err
+	}
 	eph, ephErr := m.syncEphemeralContainers(ctx, pod, sb, ps)
 	res = merge(res, eph)
 	done, r, errs := m.syncInitContainers(ctx, pod, sb, ps)
@@ -104,6 +107,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		if err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := m.settlePodCgroup(ctx, pod, sb, ps); err != nil {
+		errs = append(errs, err)
 	}
 	m.pruneOld(ctx, pod, ps)
 	return res, utilerrors.NewAggregate(errs)
@@ -158,6 +164,9 @@ func (m *Manager) syncContainer(ctx context.Context, pod *v1.Pod, c *v1.Containe
 			return Result{Changed: true}, err
 		}
 		m.setWaiting(uid, c.Name, nil)
+		if res, resized, err := m.resizeContainer(ctx, pod, c, cur, sb); resized {
+			return res, err
+		}
 		return Result{}, nil
 	case cur.State == runtime.ContainerExited && !shouldRestart(pod, c, cur):
 		m.setWaiting(uid, c.Name, nil)
@@ -228,6 +237,7 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contain
 		return Result{}, fmt.Errorf("create container %s: %w", c.Name, err)
 	}
 	m.event(pod, v1.EventTypeNormal, "Created", "Created container: %s", c.Name)
+	m.recordActuated(pod, c)
 	if err := m.rt.StartContainer(ctx, id); err != nil {
 		return m.failStart(pod, c, err)
 	}

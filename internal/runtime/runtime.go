@@ -333,6 +333,9 @@ type Runtime interface {
 	ImageUser(ctx context.Context, image string) (string, error)
 
 	CreateSandbox(ctx context.Context, cfg SandboxConfig) (Sandbox, error)
+	// UpdateSandboxResources changes the pod cgroup's CPU and memory
+	// settings, for an in-place resize; a limit left zero is lifted.
+	UpdateSandboxResources(ctx context.Context, id string, r Resources) error
 	// RemoveSandbox kills whatever still runs in the sandbox and removes it and its containers.
 	RemoveSandbox(ctx context.Context, id string) error
 	ListSandboxes(ctx context.Context) ([]Sandbox, error)
@@ -342,6 +345,10 @@ type Runtime interface {
 	// StopContainer sends SIGTERM, then SIGKILL after grace.
 	StopContainer(ctx context.Context, id string, grace time.Duration) error
 	RemoveContainer(ctx context.Context, id string) error
+	// UpdateContainerResources applies new CPU and memory settings to a
+	// running container without restarting it (an in-place resize); a limit
+	// left zero is lifted.
+	UpdateContainerResources(ctx context.Context, id string, r Resources) error
 	// ListContainers returns every runlet-managed container except sandbox infrastructure.
 	ListContainers(ctx context.Context) ([]Container, error)
 	InspectContainer(ctx context.Context, id string) (Container, error)

@@ -32,6 +32,12 @@ type Input struct {
 	// Old is the pod's last status (nil: the pod's own): what it says of a
 	// container the backend no longer has is carried over.
 	Old *v1.PodStatus
+	// Actuated, if set, is what was last applied to a running container
+	// (Pod is then the pod with its allocated resources).
+	Actuated func(container string) (v1.ResourceRequirements, bool)
+	// ResizeConditions are the pod's PodResizePending and
+	// PodResizeInProgress conditions, if any.
+	ResizeConditions []v1.PodCondition
 }
 
 // Generate builds the pod's API status from the backend's view.
@@ -73,6 +79,8 @@ func Generate(in Input) v1.PodStatus {
 			st.Conditions[i].ObservedGeneration = pod.Generation
 		}
 	}
+	// A resize condition carries the generation of the resize it is about.
+	st.Conditions = append(st.Conditions, in.ResizeConditions...)
 	return st
 }
 
@@ -112,6 +120,7 @@ func containerStatus(in Input, spec v1.Container, waitReason string) v1.Containe
 	}
 	cs.ContainerID = in.RuntimeName + "://" + cur.ID
 	cs.ImageID = cur.ImageID
+	in.setResources(&cs, &spec, cur.State == runtime.ContainerRunning)
 	cs.RestartCount = int32(cur.Attempt)
 	started := false
 	switch cur.State {

@@ -46,7 +46,7 @@ func (l *Loop) otherActivePods(uid types.UID) []*v1.Pod {
 	var out []*v1.Pod
 	for _, p := range l.pods.list() {
 		if p.UID != uid && !l.workers.isFinished(p.UID) {
-			out = append(out, p)
+			out = append(out, l.allocated(p))
 		}
 	}
 	return out

@@ -32,6 +32,8 @@ func (l *Loop) housekeeping(ctx context.Context) {
 	for _, uid := range l.orphans(desired) {
 		l.removeOrphan(ctx, uid)
 	}
+	l.forgetAllocations(desired)
+	l.retryPendingResizes()
 	l.cleanupPodDirs()
 	l.cfg.Runtime.GC()
 }
@@ -110,4 +112,23 @@ func (l *Loop) orphans(desired map[types.UID]bool) []string {
 		out = append(out, uid)
 	}
 	return out
+}
+
+// forgetAllocations drops the resource records of pods no source holds,
+// no worker runs and the backend no longer has: a pod found again after a
+// restart of runlet keeps what the node granted it.
+func (l *Loop) forgetAllocations(desired map[types.UID]bool) {
+	if l.cfg.Allocation == nil {
+		return
+	}
+	keep := func(uid types.UID) bool {
+		if desired[uid] || l.workers.known(uid) {
+			return true
+		}
+		ps := l.cfg.Cache.Get(string(uid))
+		return len(ps.Sandboxes) > 0 || len(ps.Containers) > 0
+	}
+	if err := l.cfg.Allocation.RemoveOrphans(keep); err != nil {
+		l.log.WithError(err).Warn("forgetting the resources of pods that went failed")
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runlet/runlet/internal/allocation"
 	"github.com/runlet/runlet/internal/kuberuntime"
 	"github.com/runlet/runlet/internal/pleg"
 	"github.com/runlet/runlet/internal/podconfig"
@@ -51,6 +52,9 @@ type Config struct {
 	// Admit, if set, may refuse a new pod with a reason and message (the
 	// eviction manager's admission under node pressure).
 	Admit func(*v1.Pod) (ok bool, reason, message string)
+	// Allocation, if set, holds what the node granted each pod and applied
+	// to its containers: in-place resizes (internal/allocation).
+	Allocation *allocation.Manager
 }
 
 // Loop is the sync loop.
@@ -129,6 +133,7 @@ func (l *Loop) handleUpdate(u podconfig.PodUpdate) {
 			old, _ := l.pods.get(p.UID)
 			l.warnUnsupported(old, p)
 			l.pods.set(p)
+			l.handleResize(p)
 			l.workers.UpdatePod(p, SyncPodUpdate, nil)
 		case podconfig.REMOVE:
 			if l.forgetRejected(p.UID) {
@@ -169,6 +174,7 @@ func (l *Loop) handleAdd(p *v1.Pod) {
 	if !l.workers.known(p.UID) {
 		l.warnUnsupported(nil, p)
 	}
+	l.admitAllocation(p)
 	l.pods.set(p)
 	l.workers.UpdatePod(p, SyncPodCreate, nil)
 }

@@ -18,10 +18,12 @@ import (
 func (l *Loop) SyncPod(ctx context.Context, pod *v1.Pod, since time.Time) (bool, time.Duration, error) {
 	ctx, span := telemetry.StartPodSpan(ctx, "syncloop.SyncPod", pod)
 	defer span.End()
+	pod = l.allocated(pod)
 	if l.cfg.Prober != nil {
 		l.cfg.Prober.AddPod(pod)
 	}
 	ps := l.cfg.Cache.GetNewerThan(string(pod.UID), since, ctx.Done())
+	l.trackResize(pod, ps)
 	l.setStatus(pod, ps, false)
 	if l.deadlineExceeded(pod) {
 		return true, 0, nil
@@ -36,9 +38,15 @@ func (l *Loop) SyncPod(ctx context.Context, pod *v1.Pod, since time.Time) (bool,
 	}
 	if err != nil {
 		telemetry.RecordError(span, err)
+		l.resizeFailed(pod, err)
 		if ctx.Err() == nil { // not merely cut short by the pod's deletion
 			l.log.WithError(err).WithField("pod", pod.Namespace+"/"+pod.Name).Warn("sync failed")
 		}
+		l.setStatus(pod, ps, false)
+	}
+	if err == nil && l.trackResize(pod, ps) {
+		// Resized in place: nothing the PLEG sees changed, so the status
+		// says it now.
 		l.setStatus(pod, ps, false)
 	}
 	if res.Terminal {
@@ -103,8 +111,8 @@ func (l *Loop) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, since time.Ti
 }
 
 func (l *Loop) setStatus(pod *v1.Pod, ps *runtime.PodStatus, terminal bool) {
-	st := status.Generate(status.Input{
-		Pod:         pod,
+	in := status.Input{
+		Pod:         l.allocated(pod),
 		Runtime:     ps,
 		Waiting:     l.cfg.Runtime.Waiting(string(pod.UID)),
 		RuntimeName: l.cfg.Runtime.RuntimeName(),
@@ -113,7 +121,12 @@ func (l *Loop) setStatus(pod *v1.Pod, ps *runtime.PodStatus, terminal bool) {
 		Messages:    l.cfg.Runtime.TerminationMessages(pod, ps),
 		Probes:      l.probes(),
 		Old:         l.lastStatus(pod),
-	})
+	}
+	if a := l.cfg.Allocation; a != nil {
+		in.Actuated = func(name string) (v1.ResourceRequirements, bool) { return a.Actuated(pod.UID, name) }
+		in.ResizeConditions = a.Conditions(pod.UID)
+	}
+	st := status.Generate(in)
 	l.applyDeadline(pod, &st)
 	l.applyStatusFunc(pod.UID, &st, terminal)
 	l.cfg.Status.DelayTerminal(pod, &st, ps)

@@ -73,6 +73,12 @@ func (c *Client) StartContainer(ctx context.Context, id string) error {
 	return c.do(ctx, request{method: http.MethodPost, path: "/containers/" + url.PathEscape(id) + "/start"}, nil)
 }
 
+// UpdateContainer changes a running container's cgroup settings (podman
+// update, libpod API 4.3 and later; the body is the OCI resources).
+func (c *Client) UpdateContainer(ctx context.Context, id string, r *LinuxResources) error {
+	return c.do(ctx, request{method: http.MethodPost, path: "/containers/" + url.PathEscape(id) + "/update", body: r}, nil)
+}
+
 // StopContainer sends the stop signal, then SIGKILL after timeout.
 func (c *Client) StopContainer(ctx context.Context, id string, timeout time.Duration) error {
 	q := url.Values{"timeout": {strconv.Itoa(int((timeout + time.Second - 1) / time.Second))}}

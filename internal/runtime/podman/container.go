@@ -145,6 +145,12 @@ func (b *Backend) StartContainer(ctx context.Context, id string) error {
 	return wrapf(b.client.StartContainer(ctx, id), "starting container %s", shortID(id))
 }
 
+// UpdateContainerResources implements runtime.Runtime: podman update of the
+// container's CPU and memory cgroup settings, in place.
+func (b *Backend) UpdateContainerResources(ctx context.Context, id string, r runtime.Resources) error {
+	return wrapf(b.client.UpdateContainer(ctx, id, b.updateResources(r)), "updating the resources of container %s", shortID(id))
+}
+
 // RemoveContainer force-removes a container; a missing one is not an error.
 func (b *Backend) RemoveContainer(ctx context.Context, id string) error {
 	err := b.client.RemoveContainer(ctx, id)

@@ -108,3 +108,26 @@ func (b *Backend) oomScoreAdj(adj *int) *int {
 	}
 	return &v
 }
+
+// unlimited lifts a cgroup limit in an update (the OCI runtimes write -1).
+const unlimited = -1
+
+// updateResources are a running container's new CPU and memory settings,
+// each stated, so that a limit the pod no longer asks for is lifted; the
+// memory+swap limit follows the memory limit, as at creation.
+func (b *Backend) updateResources(r runtime.Resources) *LinuxResources {
+	limit, quota := int64(unlimited), int64(unlimited)
+	if r.MemoryBytes > 0 {
+		limit = r.MemoryBytes
+	}
+	if r.CPUMillis > 0 {
+		quota = milliCPUToQuota(r.CPUMillis)
+	}
+	period, shares := uint64(cfsPeriod), max(r.CPUShares, 2)
+	lr := &LinuxResources{Memory: &LinuxMemory{Limit: &limit}, CPU: &LinuxCPU{Shares: &shares, Quota: &quota, Period: &period}}
+	if b.cg.swapLimit {
+		swap := limit
+		lr.Memory.Swap = &swap
+	}
+	return lr
+}

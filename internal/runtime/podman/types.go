@@ -193,7 +193,9 @@ type InspectPod struct {
 	State            string            `json:"State"`
 	Labels           map[string]string `json:"Labels"`
 	InfraContainerID string            `json:"InfraContainerID"`
-	Containers       []struct {
+	// CgroupPath is the pod cgroup, below the hierarchies' root.
+	CgroupPath string `json:"CgroupPath"`
+	Containers []struct {
 		ID    string `json:"Id"`
 		State string `json:"State"`
 	} `json:"Containers"`

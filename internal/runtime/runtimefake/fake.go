@@ -438,6 +438,42 @@ func (f *Fake) StopContainer(_ context.Context, id string, grace time.Duration) 
 	return nil
 }
 
+// UpdateSandboxResources implements runtime.Runtime: the sandbox's config
+// takes the new resources, as SandboxConfig then shows.
+func (f *Fake) UpdateSandboxResources(_ context.Context, id string, r runtime.Resources) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.enter("UpdateSandboxResources"); err != nil {
+		return err
+	}
+	cfg, ok := f.sbConfigs[id]
+	if !ok {
+		return fmt.Errorf("sandbox %s: %w", id, runtime.ErrNotFound)
+	}
+	cfg.Resources = r
+	f.sbConfigs[id] = cfg
+	return nil
+}
+
+// UpdateContainerResources implements runtime.Runtime: the container's
+// config takes the new resources, as ContainerConfig then shows.
+func (f *Fake) UpdateContainerResources(_ context.Context, id string, r runtime.Resources) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.enter("UpdateContainerResources"); err != nil {
+		return err
+	}
+	c, ok := f.containers[id]
+	if !ok {
+		return fmt.Errorf("container %s: %w", id, runtime.ErrNotFound)
+	}
+	if c.c.State != runtime.ContainerRunning {
+		return fmt.Errorf("container %s is not running", id)
+	}
+	c.cfg.Resources = r
+	return nil
+}
+
 // RemoveContainer implements runtime.Runtime: a force remove; a missing
 // container is not an error.
 func (f *Fake) RemoveContainer(_ context.Context, id string) error {

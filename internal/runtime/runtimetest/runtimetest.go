@@ -53,6 +53,7 @@ func Run(t *testing.T, rt runtime.Runtime) {
 	t.Run("ImageUser", s.testImageUser)
 	t.Run("SandboxSysctlsAndPids", s.testSandboxSysctlsAndPids)
 	t.Run("Resources", s.testResources)
+	t.Run("UpdateResources", s.testUpdateResources)
 	t.Run("OOMKilled", s.testOOMKilled)
 }
 
@@ -90,9 +91,15 @@ func (s *suite) sandbox(t *testing.T, name string) runtime.Sandbox {
 // container creates and starts a container running cmd.
 func (s *suite) container(t *testing.T, sb runtime.Sandbox, name string, cmd ...string) string {
 	t.Helper()
-	id := s.create(t, sb, runtime.ContainerConfig{Name: name, Image: Image, Command: cmd})
+	return s.containerWith(t, sb, runtime.ContainerConfig{Name: name, Image: Image, Command: cmd})
+}
+
+// containerWith creates and starts a container of cfg.
+func (s *suite) containerWith(t *testing.T, sb runtime.Sandbox, cfg runtime.ContainerConfig) string {
+	t.Helper()
+	id := s.create(t, sb, cfg)
 	if err := s.rt.StartContainer(ctxT(t, time.Minute), id); err != nil {
-		t.Fatalf("StartContainer %s: %v", name, err)
+		t.Fatalf("StartContainer %s: %v", cfg.Name, err)
 	}
 	return id
 }

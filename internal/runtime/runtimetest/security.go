@@ -111,6 +111,42 @@ func (s *suite) testResources(t *testing.T) {
 	}
 }
 
+// testUpdateResources: a running container takes new CPU and memory
+// settings in place, a limit added where there was none and one lifted.
+func (s *suite) testUpdateResources(t *testing.T) {
+	if _, err := os.Stat("/sys/fs/cgroup/cpu/cpu.shares"); err != nil {
+		t.Skip("checks the cgroup v1 files; this host has cgroup v2")
+	}
+	sb := s.sandbox(t, "update")
+	id := s.containerWith(t, sb, runtime.ContainerConfig{Name: "target", Command: []string{"sleep", "3600"},
+		Resources: runtime.Resources{CPUShares: 256, MemoryBytes: 32 << 20}})
+	s.waitState(t, id, runtime.ContainerRunning, 10*time.Second)
+	read := func() string {
+		var out bytes.Buffer
+		code, err := s.rt.Exec(ctxT(t, 30*time.Second), id, []string{"cat", "/sys/fs/cgroup/cpu/cpu.shares",
+			"/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}, runtime.StreamIO{Stdout: &out})
+		if err != nil || code != 0 {
+			t.Fatalf("reading the cgroup files: %d, %v", code, err)
+		}
+		return strings.Join(strings.Fields(out.String()), " ")
+	}
+	if got, want := read(), "256 -1 33554432"; got != want {
+		t.Fatalf("before the update: shares, quota, memory limit = %s; want %s", got, want)
+	}
+	if err := s.rt.UpdateContainerResources(ctxT(t, 30*time.Second), id, runtime.Resources{CPUShares: 512, CPUMillis: 250, MemoryBytes: 64 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read(), "512 25000 67108864"; got != want {
+		t.Errorf("after raising: shares, quota, memory limit = %s; want %s", got, want)
+	}
+	if err := s.rt.UpdateContainerResources(ctxT(t, 30*time.Second), id, runtime.Resources{CPUShares: 128}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(read()); len(got) != 3 || got[0] != "128" || got[1] != "-1" || len(got[2]) < 15 {
+		t.Errorf("after lifting the limits: shares, quota, memory limit = %v; want 128, -1 and no memory limit", got)
+	}
+}
+
 // testOOMKilled: a container killed at its memory limit is reported
 // OOM-killed, by its exit and by later listings.
 func (s *suite) testOOMKilled(t *testing.T) {

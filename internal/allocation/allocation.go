@@ -1,0 +1,205 @@
+// Package allocation holds, per pod and container, the resources the node
+// granted (allocated) and those it applied to the running container
+// (actuated), as the kubelet's allocation manager and actuated-resources
+// checkpoint do. An in-place resize changes the pod's spec at once; the
+// node adopts it into the allocation only when it fits, and the pod's sync
+// then brings each running container to its allocation. Both records are
+// kept in one checkpoint under --root-dir, so a resize survives a restart
+// of runlet midway.
+package allocation
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// CheckpointFile is the checkpoint's name under --root-dir.
+const CheckpointFile = "allocated_pods_state"
+
+// byContainer are resources by container name.
+type byContainer map[string]v1.ResourceRequirements
+
+type checkpoint struct {
+	Allocated map[types.UID]byContainer `json:"allocated"`
+	Actuated  map[types.UID]byContainer `json:"actuated"`
+}
+
+// Manager keeps the records and the pods' resize conditions.
+type Manager struct {
+	mu     sync.Mutex
+	path   string
+	st     checkpoint
+	resize map[types.UID]*conditions
+}
+
+// New loads the checkpoint at dir/CheckpointFile (none: empty). A checkpoint
+// that cannot be read is set aside and the manager starts empty, with an
+// error saying so: the pods' specs then serve as their allocation.
+func New(dir string) (*Manager, error) {
+	m := &Manager{path: filepath.Join(dir, CheckpointFile), resize: map[types.UID]*conditions{}}
+	m.st = checkpoint{Allocated: map[types.UID]byContainer{}, Actuated: map[types.UID]byContainer{}}
+	b, err := os.ReadFile(m.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return m, nil
+	}
+	if err == nil {
+		var st checkpoint
+		if err = json.Unmarshal(b, &st); err == nil {
+			if st.Allocated != nil {
+				m.st.Allocated = st.Allocated
+			}
+			if st.Actuated != nil {
+				m.st.Actuated = st.Actuated
+			}
+			return m, nil
+		}
+	}
+	_ = os.Rename(m.path, m.path+".bad")
+	return m, fmt.Errorf("resource allocation checkpoint %s unreadable (set aside as .bad), starting from the pods' specs: %w", m.path, err)
+}
+
+// Admit records a pod's spec as its allocation unless it has one (a pod
+// known before a restart keeps what the node granted it).
+func (m *Manager) Admit(pod *v1.Pod) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.st.Allocated[pod.UID]; ok {
+		return nil
+	}
+	m.st.Allocated[pod.UID] = specResources(pod)
+	return m.saveLocked()
+}
+
+// SetAllocated records the pod's spec as its allocation: a resize accepted.
+func (m *Manager) SetAllocated(pod *v1.Pod) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.st.Allocated[pod.UID] = specResources(pod)
+	return m.saveLocked()
+}
+
+// Has reports whether the pod has an allocation.
+func (m *Manager) Has(uid types.UID) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.st.Allocated[uid]
+	return ok
+}
+
+// Allocated is the pod with its containers' resources as allocated: the
+// pod itself when they are what its spec says (or it has no allocation),
+// else a copy.
+func (m *Manager) Allocated(pod *v1.Pod) *v1.Pod {
+	m.mu.Lock()
+	alloc, ok := m.st.Allocated[pod.UID]
+	m.mu.Unlock()
+	if !ok || apiequality.Semantic.DeepEqual(alloc, specResources(pod)) {
+		return pod
+	}
+	out := pod.DeepCopy()
+	for _, list := range [][]v1.Container{out.Spec.InitContainers, out.Spec.Containers} {
+		for i := range list {
+			if r, ok := alloc[list[i].Name]; ok {
+				list[i].Resources = *r.DeepCopy()
+			}
+		}
+	}
+	return out
+}
+
+// ResizeRequested reports whether the pod's spec asks for other resources
+// than it was allocated.
+func (m *Manager) ResizeRequested(pod *v1.Pod) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	alloc, ok := m.st.Allocated[pod.UID]
+	return ok && !apiequality.Semantic.DeepEqual(alloc, specResources(pod))
+}
+
+// Actuated is what was last applied to the pod's container, if recorded.
+func (m *Manager) Actuated(uid types.UID, name string) (v1.ResourceRequirements, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.st.Actuated[uid][name]
+	return r, ok
+}
+
+// SetActuated records what was applied to the pod's container.
+func (m *Manager) SetActuated(uid types.UID, name string, r v1.ResourceRequirements) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if cur, ok := m.st.Actuated[uid][name]; ok && apiequality.Semantic.DeepEqual(cur, r) {
+		return nil
+	}
+	if m.st.Actuated[uid] == nil {
+		m.st.Actuated[uid] = byContainer{}
+	}
+	m.st.Actuated[uid][name] = *r.DeepCopy()
+	return m.saveLocked()
+}
+
+// Remove forgets a pod that is gone.
+func (m *Manager) Remove(uid types.UID) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.resize, uid)
+	_, a := m.st.Allocated[uid]
+	_, b := m.st.Actuated[uid]
+	if !a && !b {
+		return nil
+	}
+	delete(m.st.Allocated, uid)
+	delete(m.st.Actuated, uid)
+	return m.saveLocked()
+}
+
+// RemoveOrphans forgets every pod keep does not name.
+func (m *Manager) RemoveOrphans(keep func(types.UID) bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	changed := false
+	for _, recs := range []map[types.UID]byContainer{m.st.Allocated, m.st.Actuated} {
+		for uid := range recs {
+			if !keep(uid) {
+				delete(recs, uid)
+				delete(m.resize, uid)
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return m.saveLocked()
+}
+
+func (m *Manager) saveLocked() error {
+	b, err := json.Marshal(m.st)
+	if err != nil {
+		return err
+	}
+	tmp := m.path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("writing the resource allocation checkpoint: %w", err)
+	}
+	return os.Rename(tmp, m.path)
+}
+
+// specResources are the resources the pod's spec asks for, by container.
+func specResources(pod *v1.Pod) byContainer {
+	out := byContainer{}
+	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			out[list[i].Name] = *list[i].Resources.DeepCopy()
+		}
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package allocation
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func pod(cpu string) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "uid", Generation: 1}, Spec: v1.PodSpec{Containers: []v1.Container{{
+		Name: "c", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}}}}}}
+}
+
+func cpuOf(p *v1.Pod) string {
+	q := p.Spec.Containers[0].Resources.Requests[v1.ResourceCPU]
+	return q.String()
+}
+
+func TestAllocationSurvivesARestart(t *testing.T) {
+	dir := t.TempDir()
+	m, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Admit(pod("100m")); err != nil {
+		t.Fatal(err)
+	}
+	resized := pod("200m")
+	if !m.ResizeRequested(resized) {
+		t.Fatal("a spec asking for more is not a resize request")
+	}
+	if got := cpuOf(m.Allocated(resized)); got != "100m" {
+		t.Errorf("allocated cpu before the resize is accepted = %s, want 100m", got)
+	}
+	if err := m.SetActuated("uid", "c", pod("100m").Spec.Containers[0].Resources); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetAllocated(resized); err != nil {
+		t.Fatal(err)
+	}
+
+	m2, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m2.Admit(pod("100m")); err != nil { // the pod seen again after the restart
+		t.Fatal(err)
+	}
+	if got := cpuOf(m2.Allocated(pod("100m"))); got != "200m" {
+		t.Errorf("allocation after a restart = %s, want the accepted 200m", got)
+	}
+	act, ok := m2.Actuated("uid", "c")
+	if q := act.Requests[v1.ResourceCPU]; !ok || q.String() != "100m" {
+		t.Errorf("actuated after a restart = %v %v, want 100m", act, ok)
+	}
+	if err := m2.RemoveOrphans(func(types.UID) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if m2.Has("uid") {
+		t.Error("an orphan's allocation was kept")
+	}
+}
+
+func TestUnreadableCheckpointIsSetAside(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, CheckpointFile), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(dir)
+	if err == nil {
+		t.Error("an unreadable checkpoint gave no error")
+	}
+	if m == nil || m.Has("uid") {
+		t.Fatal("the manager does not start empty")
+	}
+	if _, err := os.Stat(filepath.Join(dir, CheckpointFile+".bad")); err != nil {
+		t.Errorf("the unreadable checkpoint was not set aside: %v", err)
+	}
+}
+
+func TestResizeConditions(t *testing.T) {
+	m, _ := New(t.TempDir())
+	if !m.SetPending("uid", v1.PodReasonDeferred, "no room", 2) {
+		t.Error("a new pending condition is no change")
+	}
+	if m.SetPending("uid", v1.PodReasonDeferred, "no room", 2) {
+		t.Error("the same pending condition again is a change")
+	}
+	m.ClearPending("uid")
+	m.SetInProgress("uid", "", "", 2, true)
+	m.SetInProgress("uid", v1.PodReasonError, "cannot decrease", 3, false)
+	conds := m.Conditions("uid")
+	if len(conds) != 1 || conds[0].Type != v1.PodResizeInProgress || conds[0].ObservedGeneration != 2 || conds[0].Reason != v1.PodReasonError {
+		t.Errorf("conditions = %+v; want InProgress, Error, generation 2 (an error keeps the resize's generation)", conds)
+	}
+	if gen, ok := m.ClearInProgress("uid"); !ok || gen != 2 {
+		t.Errorf("ClearInProgress = %d %v, want 2 true", gen, ok)
+	}
+	if len(m.Conditions("uid")) != 0 {
+		t.Error("conditions left after clearing")
+	}
+}

@@ -1,0 +1,71 @@
+package kuberuntime
+
+import (
+	"testing"
+
+	"github.com/runlet/runlet/internal/allocation"
+	"github.com/runlet/runlet/internal/runtime"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func limits(cpu, mem string) v1.ResourceRequirements {
+	l := v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(mem)}
+	return v1.ResourceRequirements{Requests: l, Limits: l.DeepCopy()}
+}
+
+// A running container takes a resize in place, its pod cgroup first widened
+// then settled; with a RestartContainer policy for the resource it is
+// restarted instead.
+func TestResizeInPlaceAndByRestart(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		e := newEnv(t)
+		rec, err := allocation.New(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.m.resources = rec
+		pod := newPod(v1.RestartPolicyAlways, "c")
+		pod.Spec.Containers[0].Resources = limits("100m", "64Mi")
+		if restart {
+			pod.Spec.Containers[0].ResizePolicy = []v1.ContainerResizePolicy{{ResourceName: v1.ResourceMemory, RestartPolicy: v1.RestartContainer}}
+		}
+		if _, err := e.sync(pod); err != nil {
+			t.Fatal(err)
+		}
+		before := e.latest(pod, "c")
+		if before.State != runtime.ContainerRunning {
+			e.sync(pod) //nolint:errcheck // starts what the first sync created
+		}
+		pod.Spec.Containers[0].Resources = limits("200m", "128Mi")
+		if !e.m.ResizeInProgress(pod, e.status(pod)) {
+			t.Fatal("a running container short of its allocation is not a resize in progress")
+		}
+		if _, err := e.sync(pod); err != nil {
+			t.Fatal(err)
+		}
+		cur := e.latest(pod, "c")
+		cfg, _ := e.f.Config(cur.ID)
+		switch {
+		case restart && e.f.Calls("UpdateContainerResources") != 0:
+			t.Error("a RestartContainer policy resized in place")
+		case restart && len(e.f.Stops()) == 0:
+			t.Error("a RestartContainer policy did not stop the container")
+		case !restart && (cur.ID != before.ID || cfg.Resources.MemoryBytes != 128<<20 || cfg.Resources.CPUMillis != 200):
+			t.Errorf("in place: container %s (was %s), resources %+v; want the same container with 200m, 128Mi", cur.ID, before.ID, cfg.Resources)
+		case !restart && e.f.Calls("UpdateSandboxResources") != 2:
+			t.Errorf("pod cgroup updated %d times, want 2 (widened, then settled)", e.f.Calls("UpdateSandboxResources"))
+		case !restart && e.m.ResizeInProgress(pod, e.status(pod)):
+			t.Error("still in progress after the resize")
+		}
+	}
+}
+
+func TestChangedResources(t *testing.T) {
+	if got := changedResources(limits("100m", "64Mi"), limits("0.1", "64Mi")); len(got) != 0 {
+		t.Errorf("100m and 0.1 CPU differ: %v", got)
+	}
+	if got := changedResources(limits("100m", "64Mi"), v1.ResourceRequirements{}); len(got) != 2 {
+		t.Errorf("limits lifted: changed %v, want cpu and memory", got)
+	}
+}

@@ -1,0 +1,135 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runlet/runlet/test/e2e/framework"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestInPlaceResize: a resize through the pods/resize subresource changes a
+// running container's cgroup (and its pod's) without a restart and is
+// reported in its status; one that does not fit beside another pod waits as
+// Deferred until that pod goes; one made while runlet is down is applied
+// when it is back (the allocation survives the restart). The apiserver
+// itself refuses a resize beyond the node's allocatable.
+func TestInPlaceResize(t *testing.T) {
+	t.Parallel()
+	rl := framework.StartRunlet(t, framework.RunletOptions{})
+	ns := framework.Namespace(t)
+	pod := framework.PodFor(rl.NodeName, ns, "rs", framework.Sleeper("c"))
+	pod.Spec.Containers[0].Resources = resources("100m", "200m", "32Mi", "64Mi")
+	framework.CreatePod(t, pod)
+	p := framework.WaitForPodReady(t, ns, "rs", 90*time.Second)
+	checkStatusResources(t, p, resources("100m", "200m", "32Mi", "64Mi"))
+	id := p.Status.ContainerStatuses[0].ContainerID
+	expectCgroup(t, ns, "rs", "20000 67108864")
+
+	resize(t, ns, "rs", resources("150m", "300m", "48Mi", "96Mi"))
+	p = waitResized(t, ns, "rs", 2)
+	checkStatusResources(t, p, resources("150m", "300m", "48Mi", "96Mi"))
+	expectCgroup(t, ns, "rs", "30000 100663296")
+	if cs := p.Status.ContainerStatuses[0]; cs.ContainerID != id || cs.RestartCount != 0 {
+		t.Errorf("resized in place: container %s restarts %d; want the same %s, 0", cs.ContainerID, cs.RestartCount, id)
+	}
+	if !hasEvent(t, ns, "rs", "ResizeCompleted", `"generation":2`) {
+		t.Error("no ResizeCompleted event for generation 2")
+	}
+
+	hog := framework.PodFor(rl.NodeName, ns, "hog", framework.Sleeper("c"))
+	hog.Spec.Containers[0].Resources = resources("500m", "500m", "16Mi", "16Mi")
+	framework.CreatePod(t, hog)
+	framework.WaitForPodReady(t, ns, "hog", 90*time.Second)
+	resize(t, ns, "rs", resources("1600m", "1600m", "48Mi", "96Mi"))
+	framework.WaitForPod(t, ns, "rs", time.Minute, func(p *v1.Pod) bool {
+		c := condition(p, v1.PodResizePending)
+		return c != nil && c.Reason == v1.PodReasonDeferred && c.ObservedGeneration == 3 && strings.Contains(c.Message, "cpu")
+	})
+	if !hasEvent(t, ns, "rs", "ResizeDeferred", "Node didn't have enough resource: cpu") {
+		t.Error("no ResizeDeferred event naming the CPU")
+	}
+	framework.DeletePod(t, ns, "hog", nil)
+	p = waitResized(t, ns, "rs", 3) // room once the other pod went
+	checkStatusResources(t, p, resources("1600m", "1600m", "48Mi", "96Mi"))
+	expectCgroup(t, ns, "rs", "160000 100663296")
+
+	if _, err := rl.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	resize(t, ns, "rs", resources("150m", "400m", "48Mi", "128Mi"))
+	rl.Start()
+	p = waitResized(t, ns, "rs", 4)
+	checkStatusResources(t, p, resources("150m", "400m", "48Mi", "128Mi"))
+	expectCgroup(t, ns, "rs", "40000 134217728")
+	if cs := p.Status.ContainerStatuses[0]; cs.ContainerID != id {
+		t.Errorf("after a restart of runlet the container is %s, want the same %s", cs.ContainerID, id)
+	}
+}
+
+func resources(cpuReq, cpuLim, memReq, memLim string) v1.ResourceRequirements {
+	return v1.ResourceRequirements{
+		Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpuReq), v1.ResourceMemory: resource.MustParse(memReq)},
+		Limits:   v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpuLim), v1.ResourceMemory: resource.MustParse(memLim)},
+	}
+}
+
+// resize patches the pod's container through the resize subresource.
+func resize(t *testing.T, ns, name string, r v1.ResourceRequirements) {
+	t.Helper()
+	pods := framework.Get(t).Client.CoreV1().Pods(ns)
+	p, err := pods.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Spec.Containers[0].Resources = r
+	if _, err := pods.UpdateResize(context.Background(), name, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("resize %s: %v", name, err)
+	}
+}
+
+// waitResized waits for the status of generation gen with no resize
+// condition left.
+func waitResized(t *testing.T, ns, name string, gen int64) *v1.Pod {
+	t.Helper()
+	return framework.WaitForPod(t, ns, name, time.Minute, func(p *v1.Pod) bool {
+		return p.Generation == gen && p.Status.ObservedGeneration == gen && framework.PodReady(p) &&
+			condition(p, v1.PodResizePending) == nil && condition(p, v1.PodResizeInProgress) == nil
+	})
+}
+
+func checkStatusResources(t *testing.T, p *v1.Pod, want v1.ResourceRequirements) {
+	t.Helper()
+	cs := p.Status.ContainerStatuses[0]
+	if cs.Resources == nil || !equalLists(cs.Resources.Requests, want.Requests) || !equalLists(cs.Resources.Limits, want.Limits) {
+		t.Errorf("status resources %+v, want %+v", cs.Resources, want)
+	}
+	if !equalLists(cs.AllocatedResources, want.Requests) {
+		t.Errorf("allocatedResources %v, want %v", cs.AllocatedResources, want.Requests)
+	}
+}
+
+func equalLists(a, b v1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, q := range b {
+		if got, ok := a[k]; !ok || got.Cmp(q) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// expectCgroup compares the container's CFS quota and memory limit (cgroup v1).
+func expectCgroup(t *testing.T, ns, name, want string) {
+	t.Helper()
+	framework.Eventually(t, 30*time.Second, "cgroup settings "+want, func() (bool, error) {
+		out, err := framework.KubectlE("exec", "-n", ns, name, "--", "cat", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+		return strings.Join(strings.Fields(out), " ") == want, err
+	})
+}
