@@ -59,7 +59,7 @@ bench: deps cp
 
 # conformance: upstream e2e specs against runlet nodes (hack/conformance). SET=nodeconformance (default):
 # the [NodeConformance] set, one node, 30-45 min; SET=conformance: all 462 [Conformance] specs, two nodes,
-# 1.5-3 h (estimated). FOCUS, SKIP, SPEC_LIST, PROCS, TIMEOUT, ADDONS env knobs. Not part of `make test`.
+# about 1 h. FOCUS, SKIP, SPEC_LIST, PROCS, TIMEOUT, ADDONS env knobs. Not part of `make test`.
 conformance:
 	bash hack/conformance/run.sh
 

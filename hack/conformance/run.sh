@@ -186,7 +186,7 @@ RUNLET=$(cd "$REPO_ROOT" && git rev-parse --short HEAD 2>/dev/null || echo ?)$(c
 EOF
 case $SET in
   nodeconformance) took="the default set takes 27-45 min on 2 cores" ;;
-  *) took="the full set takes an estimated 1.5-3 h on 2 cores" ;;
+  *) took="the full set took 62 min on 2 cores" ;;
 esac
 log "running the e2e specs (SET=$SET, PROCS=${PROCS:-4}; $took); log: $RUN/e2e/e2e.log"
 setsid env KUBECONFIG="$PKI/admin.kubeconfig" OUT="$RUN/e2e" NUM_NODES="${#NODES[@]}" bash "$CONF_HACK_DIR/e2e.sh" </dev/null 8>&- &
