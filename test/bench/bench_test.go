@@ -82,6 +82,7 @@ type results struct {
 	start, bound, exit, del      []time.Duration
 	kill                         []time.Duration // kill call → API status
 	graceDel                     []time.Duration // delete, default grace, exits on SIGTERM → API object gone
+	resize                       []time.Duration // in-place resize call → the new limit in the status
 	mem0, memSecrets             mem             // 0 pods; 0 pods with cfg.secrets unrelated Secrets
 	floor                        mem             // vkfloor: the framework's node with a provider that does nothing
 	rest                         idle            // with the first burst's pods

@@ -33,6 +33,7 @@ func checks(b *strings.Builder, cfg config, r *results) {
 	check("delete p50", d50, 1000, fmt.Sprintf("%.1f ms ≤ 1000 ms", d50))
 	check("delete p99", d99, 2*rd99, fmt.Sprintf("runlet %.1f ms ≤ 2 × raw %.1f ms", d99, rd99))
 	check("delete (default grace) p50", pct(r.graceDel, .5), 1000, fmt.Sprintf("%.1f ms ≤ 1000 ms", pct(r.graceDel, .5)))
+	check("in-place resize p50", pct(r.resize, .5), 200, fmt.Sprintf("%.1f ms ≤ 200 ms", pct(r.resize, .5)))
 	check("RSS, 0 pods", r.mem0.rss, 40, fmt.Sprintf("%.1f MiB ≤ 40 MiB (the framework alone, vkfloor: %.1f MiB)", r.mem0.rss, r.floor.rss))
 	grow := r.memSecrets.rss - r.mem0.rss
 	check(fmt.Sprintf("RSS with %d unrelated Secrets", cfg.secrets), grow, 5, fmt.Sprintf("%+.1f MiB ≤ 5 MiB", grow))

@@ -38,6 +38,8 @@ func rows(cfg config, r *results) []row {
 		row{"delete (grace 0) p99", "ms", pct(r.del, .99), pct(r.rawDelete, .99), "≤ 2 × raw", ""},
 		row{"delete (grace 30 s) p50", "ms", pct(r.graceDel, .5), nan, "≤ 1000 ms", fmt.Sprintf("n=%d; exits on SIGTERM → object gone", len(r.graceDel))},
 		row{"delete (grace 30 s) p99", "ms", pct(r.graceDel, .99), nan, "", ""},
+		row{"in-place resize p50", "ms", pct(r.resize, .5), nan, "≤ 200 ms", fmt.Sprintf("n=%d; resize call → the new memory limit in the status", len(r.resize))},
+		row{"in-place resize p99", "ms", pct(r.resize, .99), nan, "", ""},
 		row{"runlet RSS, 0 pods", "MiB", r.mem0.rss, nan, "≤ 40 MiB", r.mem0.String()},
 		row{"  framework floor, 0 pods", "MiB", r.floor.rss, nan, "", "vkfloor, a provider that does nothing: " + r.floor.String()},
 		row{fmt.Sprintf("  + %d unrelated Secrets", cfg.secrets), "MiB", r.memSecrets.rss - r.mem0.rss, nan, "≤ 5 MiB more",

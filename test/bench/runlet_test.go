@@ -47,6 +47,7 @@ func benchRunlet(t *testing.T, ctx context.Context, cfg config, be *podman.Backe
 	benchExits(n, seq, r)
 	n.gone(append(seq, warm))
 	benchGraceDelete(n, r)
+	benchResize(n, r)
 	for i, size := range cfg.bursts {
 		benchBurst(n, size, i == 0, r)
 	}

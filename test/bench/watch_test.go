@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -76,6 +77,9 @@ func watchPods(t *testing.T, ns string) *marks {
 			if cs.State.Terminated != nil {
 				m.set("exited/"+p.Name, now)
 			}
+		}
+		if p.Status.ObservedGeneration > 1 && resized(p) {
+			m.set(fmt.Sprintf("resized-%d/%s", p.Status.ObservedGeneration, p.Name), now)
 		}
 	}
 	lw := cache.NewListWatchFromClient(framework.Get(t).Client.CoreV1().RESTClient(), "pods", ns, fields.Everything())
