@@ -57,6 +57,25 @@ func (m *Manager) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container)
 	return m.pull(ctx, pod, c, key)
 }
 
+// ensureImageVolumes pulls the images of the image volumes the container
+// mounts, as its own image: the pod's pull secrets, the volume's pull
+// policy, the same back-off; a failure keeps the container waiting with
+// ErrImagePull or ImagePullBackOff.
+func (m *Manager) ensureImageVolumes(ctx context.Context, pod *v1.Pod, c *v1.Container) (Result, error) {
+	for _, vm := range c.VolumeMounts {
+		for i := range pod.Spec.Volumes {
+			img := pod.Spec.Volumes[i].Image
+			if pod.Spec.Volumes[i].Name != vm.Name || img == nil {
+				continue
+			}
+			if res, err := m.ensureImage(ctx, pod, &v1.Container{Name: c.Name, Image: img.Reference, ImagePullPolicy: img.PullPolicy}); err != nil {
+				return res, err
+			}
+		}
+	}
+	return Result{}, nil
+}
+
 // pull pulls the image with the pod's credentials and reports it.
 func (m *Manager) pull(ctx context.Context, pod *v1.Pod, c *v1.Container, key string) (Result, error) {
 	secrets, missing := images.PullSecrets(pod, m.pullSecretGetter())

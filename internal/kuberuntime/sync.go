@@ -209,6 +209,9 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contain
 	if res, err := m.ensureImage(ctx, pod, c); err != nil {
 		return res, err
 	}
+	if res, err := m.ensureImageVolumes(ctx, pod, c); err != nil {
+		return res, err
+	}
 	env, err := m.containerEnv(pod, c, sb)
 	if err != nil {
 		m.setWaiting(uid, c.Name, &status.Waiting{Reason: "CreateContainerConfigError", Message: err.Error()})

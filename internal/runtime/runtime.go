@@ -107,10 +107,14 @@ type Sandbox struct {
 	Labels    map[string]string
 }
 
-// Mount is a bind mount into a container.
+// Mount is a bind mount into a container, or an image mounted into it.
 type Mount struct {
 	HostPath, ContainerPath string
-	ReadOnly                bool
+	// Image, instead of HostPath, is an OCI image present on the backend
+	// whose root filesystem (SubPath of it, if set) is mounted read-only:
+	// an image volume.
+	Image, SubPath string
+	ReadOnly       bool
 	// Propagation is the mount's propagation (v1.MountPropagationMode's
 	// meaning): "" or "None" private, "HostToContainer" rslave,
 	// "Bidirectional" rshared.

@@ -114,6 +114,9 @@ type podVolumes struct {
 type mounted struct {
 	// path is where its content is on the host: the bind source.
 	path string
+	// image, for an image volume, is the OCI image the backend mounts
+	// (read-only) in place of a host path.
+	image string
 	// readOnly volumes are mounted read-only whatever the volumeMount says
 	// (configMap, secret, projected, downwardAPI; a read-only claim).
 	readOnly bool
@@ -189,6 +192,10 @@ func (m *Manager) setUp(ctx context.Context, pod *v1.Pod, vol *v1.Volume, args m
 		return &mounted{path: src.HostPath.Path}, setUpHostPath(src.HostPath)
 	case src.PersistentVolumeClaim != nil:
 		return m.setUpClaim(ctx, pod, src.PersistentVolumeClaim, args)
+	case src.Image != nil:
+		// The image is pulled with the containers' images, and the backend
+		// mounts it: nothing is made on the host.
+		return &mounted{image: src.Image.Reference, readOnly: true}, nil
 	}
 	return nil, unsupported(src)
 }

@@ -27,6 +27,14 @@ func (m *Manager) ContainerMounts(pod *v1.Pod, c *v1.Container, env []v1.EnvVar)
 		if !ok {
 			return nil, fmt.Errorf("cannot find volume %q to mount into container %q", vm.Name, c.Name)
 		}
+		if vol.image != "" {
+			mnt, err := imageMount(vm, vol.image, env)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, mnt)
+			continue
+		}
 		hostPath, err := m.mountSource(pod, c, i, vm, vol.path, env)
 		if err != nil {
 			return nil, err
@@ -130,4 +138,27 @@ func propagation(mode *v1.MountPropagationMode) (string, error) {
 		return string(*mode), nil
 	}
 	return "", fmt.Errorf("invalid MountPropagation mode: %q", *mode)
+}
+
+// imageMount is a volumeMount of an image volume: the backend mounts the
+// image (or its subPath) read-only.
+func imageMount(vm v1.VolumeMount, image string, env []v1.EnvVar) (runtime.Mount, error) {
+	sub := vm.SubPath
+	if vm.SubPathExpr != "" {
+		var err error
+		if sub, err = expandSubPath(vm.SubPathExpr, env); err != nil {
+			return runtime.Mount{}, err
+		}
+	}
+	if filepath.IsAbs(sub) {
+		return runtime.Mount{}, fmt.Errorf("error SubPath `%s` must not be an absolute path", sub)
+	}
+	if err := validatePathNoBacksteps(sub); err != nil {
+		return runtime.Mount{}, fmt.Errorf("unable to provision SubPath `%s`: %w", sub, err)
+	}
+	containerPath := vm.MountPath
+	if !filepath.IsAbs(containerPath) {
+		containerPath = "/" + containerPath
+	}
+	return runtime.Mount{Image: image, SubPath: sub, ContainerPath: containerPath, ReadOnly: true}, nil
 }

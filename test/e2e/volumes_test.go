@@ -37,6 +37,7 @@ func TestVolumes(t *testing.T) {
 	t.Run("SubPathAndReadOnly", func(t *testing.T) { t.Parallel(); v.testSubPath(t) })
 	t.Run("LiveUpdate", func(t *testing.T) { t.Parallel(); v.testLiveUpdate(t) })
 	t.Run("ClusterTrustBundle", func(t *testing.T) { t.Parallel(); v.testClusterTrustBundle(t) })
+	t.Run("ImageVolume", func(t *testing.T) { t.Parallel(); v.testImageVolume(t) })
 	t.Run("PodDirRemoved", func(t *testing.T) { t.Parallel(); v.testPodDirRemoved(t) })
 }
 
@@ -436,4 +437,26 @@ func hostMountsBelow(t *testing.T, dir string) []string {
 		}
 	}
 	return out
+}
+
+// testImageVolume: an image volume mounts an image present on the node
+// read-only; one whose image is missing (pull policy Never) keeps the
+// container waiting with the kubelet's ErrImageNeverPull.
+func (v *volumesEnv) testImageVolume(t *testing.T) {
+	vol := func(ref string, policy v1.PullPolicy) v1.Volume {
+		return v1.Volume{Name: "img", VolumeSource: v1.VolumeSource{Image: &v1.ImageVolumeSource{Reference: ref, PullPolicy: policy}}}
+	}
+	p := v.pod("image-vol", []v1.Volume{vol(framework.BusyboxImage, v1.PullIfNotPresent)}, v1.VolumeMount{Name: "img", MountPath: "/img"})
+	v.run(t, p)
+	v.expect(t, p.Name, "test -x /img/bin/busybox && echo present", "present")
+	if out, err := v.shE(p.Name, "main", "touch /img/x"); err == nil {
+		t.Errorf("wrote into an image volume: %q", out)
+	}
+
+	bad := v.pod("image-vol-missing", []v1.Volume{vol("localhost/runlet/no-such-image:1", v1.PullNever)}, v1.VolumeMount{Name: "img", MountPath: "/img"})
+	framework.CreatePod(t, bad)
+	framework.WaitForPod(t, v.ns, bad.Name, time.Minute, func(p *v1.Pod) bool {
+		cs := p.Status.ContainerStatuses
+		return len(cs) == 1 && cs[0].State.Waiting != nil && cs[0].State.Waiting.Reason == "ErrImageNeverPull"
+	})
 }

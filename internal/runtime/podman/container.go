@@ -93,6 +93,9 @@ func envMap(env []string) map[string]string {
 func bindMounts(ms []runtime.Mount) []Mount {
 	var out []Mount
 	for _, m := range ms {
+		if m.Image != "" {
+			continue
+		}
 		opts := []string{"rbind", "rw", "rprivate"}
 		if m.ReadOnly {
 			opts[1] = "ro"
@@ -108,6 +111,22 @@ func bindMounts(ms []runtime.Mount) []Mount {
 	return out
 }
 
+// imageVolumes are the mounts of images (image volumes), read-only.
+// podman 4 has no subPath for them and would mount the whole image.
+func (b *Backend) imageVolumes(ms []runtime.Mount) ([]ImageVolume, error) {
+	var out []ImageVolume
+	for _, m := range ms {
+		if m.Image == "" {
+			continue
+		}
+		if m.SubPath != "" && strings.HasPrefix(b.host.RuntimeVersion, "4.") {
+			return nil, fmt.Errorf("podman %s cannot mount a subPath of image volume %s (podman 5 can)", b.host.RuntimeVersion, m.Image)
+		}
+		out = append(out, ImageVolume{Source: m.Image, Destination: m.ContainerPath, SubPath: m.SubPath})
+	}
+	return out, nil
+}
+
 // CreateContainer creates a container in the sandbox's namespaces.
 func (b *Backend) CreateContainer(ctx context.Context, sandboxID string, cfg runtime.ContainerConfig) (string, error) {
 	meta, err := b.sandboxMeta(ctx, sandboxID, "")
@@ -115,6 +134,9 @@ func (b *Backend) CreateContainer(ctx context.Context, sandboxID string, cfg run
 		return "", err
 	}
 	spec := b.containerSpec(sandboxID, meta.labels, cfg)
+	if spec.ImageVolumes, err = b.imageVolumes(cfg.Mounts); err != nil {
+		return "", err
+	}
 	imageEnv, err := b.imageEnv(ctx, cfg.Image)
 	if err != nil {
 		return "", err

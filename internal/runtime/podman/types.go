@@ -43,6 +43,15 @@ type Mount struct {
 	Options     []string `json:"options,omitempty"`
 }
 
+// ImageVolume is an image mounted into a container (libpod's specgen
+// field names; SubPath came with podman 5).
+type ImageVolume struct {
+	Source      string `json:"Source"`
+	Destination string `json:"Destination"`
+	ReadWrite   bool   `json:"ReadWrite"`
+	SubPath     string `json:"subPath,omitempty"`
+}
+
 // RLimit is one POSIX rlimit of a container (type is a short name: "nofile").
 type RLimit struct {
 	Type string `json:"type"`
@@ -91,6 +100,7 @@ type ContainerSpec struct {
 	Terminal       bool              `json:"terminal,omitempty"`
 	Labels         map[string]string `json:"labels,omitempty"`
 	Mounts         []Mount           `json:"mounts,omitempty"`
+	ImageVolumes   []ImageVolume     `json:"image_volumes,omitempty"`
 	ResourceLimits *LinuxResources   `json:"resource_limits,omitempty"`
 	RLimits        []RLimit          `json:"r_limits,omitempty"`
 	RestartPolicy  string            `json:"restart_policy,omitempty"`
