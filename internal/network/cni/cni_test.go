@@ -297,3 +297,40 @@ func sysctlIn(t *testing.T, netns, name string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// A node whose pod CIDR changes (deleted and registered again, or another
+// --pod-cidr after a restart): new pods get addresses of the new range (the
+// bridge takes the new gateway), the pods of the old one keep their
+// namespace and address, and their teardown still releases them.
+func TestPodCIDRChangeKeepsOldPodsAndReleasesThem(t *testing.T) {
+	m := newKubenet(t, "cni-test-chg", "10.251.9.0/24", pluginDirs)
+	ctx := context.Background()
+	old, err := m.Setup(ctx, Pod{UID: "a", Namespace: "ns", Name: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SetPodCIDRs([]string{"10.251.10.0/24"})
+	if err := m.Status(); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := m.Setup(ctx, Pod{UID: "b", Namespace: "ns", Name: "new"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, oldNet, _ := net.ParseCIDR("10.251.9.0/24")
+	_, newNet, _ := net.ParseCIDR("10.251.10.0/24")
+	if !oldNet.Contains(net.ParseIP(old.IPs[0])) || !newNet.Contains(net.ParseIP(fresh.IPs[0])) {
+		t.Fatalf("addresses %v and %v; want one of each range", old.IPs, fresh.IPs)
+	}
+	if !m.Alive(old.NetNS) {
+		t.Error("the old pod's namespace went with the change")
+	}
+	for _, at := range []Attachment{old, fresh} {
+		if err := m.Teardown(ctx, at.NetNS); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := leases(t, m); len(got) != 0 {
+		t.Fatalf("leases after both teardowns = %v", got)
+	}
+}

@@ -93,8 +93,11 @@ func kubenetConfig(node string, cidrs []string, dataDir string, withPorts bool) 
 		}
 	}
 	name := kubenetName(node)
+	// forceAddress: a node whose pod CIDR changed moves its bridge to the new
+	// gateway, as flannel's and kops' bridges do; pods of the old range keep
+	// their address but lose the host's route to it until they are recreated.
 	plugins := []any{map[string]any{
-		"type": "bridge", "bridge": name, "isGateway": true, "ipMasq": false, "hairpinMode": true,
+		"type": "bridge", "bridge": name, "isGateway": true, "ipMasq": false, "hairpinMode": true, "forceAddress": true,
 		"ipam": map[string]any{"type": "host-local", "ranges": ranges, "routes": routes, "dataDir": dataDir},
 	}}
 	if withPorts {
