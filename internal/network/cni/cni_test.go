@@ -334,3 +334,33 @@ func TestPodCIDRChangeKeepsOldPodsAndReleasesThem(t *testing.T) {
 		t.Fatalf("leases after both teardowns = %v", got)
 	}
 }
+
+// Without --non-masquerade-cidr runlet adds no masquerade rule; removing the
+// node's network must still remove its bridge.
+func TestRemoveWithoutMasqueradeRemovesTheBridge(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root")
+	}
+	if _, err := os.Stat("/usr/lib/cni/bridge"); err != nil {
+		t.Skip("needs containernetworking-plugins")
+	}
+	m, err := New(Config{Mode: ModeKubenet, BinDirs: pluginDirs, StateDir: t.TempDir(), NetNSDir: netnsDir(t), Node: "cni-test-nomasq", Log: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SetPodCIDRs([]string{"10.251.11.0/24"})
+	ctx := context.Background()
+	a, err := m.Setup(ctx, Pod{UID: "a", Namespace: "ns", Name: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Teardown(ctx, a.NetNS); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Remove(); err != nil {
+		t.Fatalf("remove: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join("/sys/class/net", kubenetName("cni-test-nomasq"))); !os.IsNotExist(err) {
+		t.Errorf("the bridge is still there: %v", err)
+	}
+}

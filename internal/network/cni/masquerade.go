@@ -86,6 +86,9 @@ func (q *masquerader) ensure(cidrs []string) error {
 func (q *masquerader) remove(cidrs []string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.nonMasq == "" {
+		return nil // ensure made no rule
+	}
 	ipt, err := iptables.NewWithProtocol(iptables.ProtocolIPv4)
 	if err != nil {
 		return fmt.Errorf("iptables: %w", err)
