@@ -28,11 +28,12 @@ func (m *Manager) ContainerMounts(pod *v1.Pod, c *v1.Container, env []v1.EnvVar)
 			return nil, fmt.Errorf("cannot find volume %q to mount into container %q", vm.Name, c.Name)
 		}
 		if vol.image != "" {
-			mnt, err := imageMount(vm, vol.image, env)
+			sub, err := subPathOf(vm, env)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, mnt)
+			// An image volume: the backend mounts the image (or its subPath), read-only.
+			out = append(out, runtime.Mount{Image: vol.image, SubPath: sub, ContainerPath: containerPath(vm), ReadOnly: true})
 			continue
 		}
 		hostPath, err := m.mountSource(pod, c, i, vm, vol.path, env)
@@ -46,12 +47,8 @@ func (m *Manager) ContainerMounts(pod *v1.Pod, c *v1.Container, env []v1.EnvVar)
 		if vm.RecursiveReadOnly != nil && *vm.RecursiveReadOnly == v1.RecursiveReadOnlyEnabled {
 			return nil, fmt.Errorf("volume %q requested recursive read-only mode, but it is not supported by the runtime", vm.Name)
 		}
-		containerPath := vm.MountPath
-		if !filepath.IsAbs(containerPath) {
-			containerPath = "/" + containerPath
-		}
 		out = append(out, runtime.Mount{
-			HostPath: hostPath, ContainerPath: containerPath,
+			HostPath: hostPath, ContainerPath: containerPath(vm),
 			ReadOnly: vm.ReadOnly || vol.readOnly, Propagation: propagation,
 		})
 	}
@@ -61,21 +58,12 @@ func (m *Manager) ContainerMounts(pod *v1.Pod, c *v1.Container, env []v1.EnvVar)
 // mountSource is the host path to bind for one volumeMount: the volume, or
 // its subPath prepared so that the container cannot escape the volume.
 func (m *Manager) mountSource(pod *v1.Pod, c *v1.Container, index int, vm v1.VolumeMount, volumePath string, env []v1.EnvVar) (string, error) {
-	sub := vm.SubPath
-	if vm.SubPathExpr != "" {
-		var err error
-		if sub, err = expandSubPath(vm.SubPathExpr, env); err != nil {
-			return "", err
-		}
+	sub, err := subPathOf(vm, env)
+	if err != nil {
+		return "", err
 	}
 	if sub == "" {
 		return volumePath, nil
-	}
-	if filepath.IsAbs(sub) {
-		return "", fmt.Errorf("error SubPath `%s` must not be an absolute path", sub)
-	}
-	if err := validatePathNoBacksteps(sub); err != nil {
-		return "", fmt.Errorf("unable to provision SubPath `%s`: %w", sub, err)
 	}
 	hostPath := filepath.Join(volumePath, sub)
 	if _, err := os.Lstat(hostPath); errors.Is(err, os.ErrNotExist) {
@@ -140,25 +128,32 @@ func propagation(mode *v1.MountPropagationMode) (string, error) {
 	return "", fmt.Errorf("invalid MountPropagation mode: %q", *mode)
 }
 
-// imageMount is a volumeMount of an image volume: the backend mounts the
-// image (or its subPath) read-only.
-func imageMount(vm v1.VolumeMount, image string, env []v1.EnvVar) (runtime.Mount, error) {
+// subPathOf is the volumeMount's subPath, subPathExpr expanded, with the
+// kubelet's checks: relative, and no "..".
+func subPathOf(vm v1.VolumeMount, env []v1.EnvVar) (string, error) {
 	sub := vm.SubPath
 	if vm.SubPathExpr != "" {
 		var err error
 		if sub, err = expandSubPath(vm.SubPathExpr, env); err != nil {
-			return runtime.Mount{}, err
+			return "", err
 		}
 	}
+	if sub == "" {
+		return "", nil
+	}
 	if filepath.IsAbs(sub) {
-		return runtime.Mount{}, fmt.Errorf("error SubPath `%s` must not be an absolute path", sub)
+		return "", fmt.Errorf("error SubPath `%s` must not be an absolute path", sub)
 	}
 	if err := validatePathNoBacksteps(sub); err != nil {
-		return runtime.Mount{}, fmt.Errorf("unable to provision SubPath `%s`: %w", sub, err)
+		return "", fmt.Errorf("unable to provision SubPath `%s`: %w", sub, err)
 	}
-	containerPath := vm.MountPath
-	if !filepath.IsAbs(containerPath) {
-		containerPath = "/" + containerPath
+	return sub, nil
+}
+
+// containerPath is the mount's path in the container, made absolute.
+func containerPath(vm v1.VolumeMount) string {
+	if !filepath.IsAbs(vm.MountPath) {
+		return "/" + vm.MountPath
 	}
-	return runtime.Mount{Image: image, SubPath: sub, ContainerPath: containerPath, ReadOnly: true}, nil
+	return vm.MountPath
 }
