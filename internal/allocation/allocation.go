@@ -101,7 +101,7 @@ func (m *Manager) Allocated(pod *v1.Pod) *v1.Pod {
 	m.mu.Lock()
 	alloc, ok := m.st.Allocated[pod.UID]
 	m.mu.Unlock()
-	if !ok || apiequality.Semantic.DeepEqual(alloc, specResources(pod)) {
+	if !ok || !differs(alloc, pod) {
 		return pod
 	}
 	out := pod.DeepCopy()
@@ -121,7 +121,23 @@ func (m *Manager) ResizeRequested(pod *v1.Pod) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	alloc, ok := m.st.Allocated[pod.UID]
-	return ok && !apiequality.Semantic.DeepEqual(alloc, specResources(pod))
+	return ok && differs(alloc, pod)
+}
+
+// differs reports whether the pod's spec asks for other resources than
+// alloc, container by container (it runs on every status the pod gets).
+func differs(alloc byContainer, pod *v1.Pod) bool {
+	n := 0
+	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			r, ok := alloc[list[i].Name]
+			if !ok || !apiequality.Semantic.DeepEqual(r, list[i].Resources) {
+				return true
+			}
+			n++
+		}
+	}
+	return n != len(alloc)
 }
 
 // Actuated is what was last applied to the pod's container, if recorded.
