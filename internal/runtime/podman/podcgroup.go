@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/runlet/runlet/internal/runtime"
 )
@@ -27,33 +28,29 @@ func (b *Backend) UpdateSandboxResources(ctx context.Context, id string, r runti
 	if ip.CgroupPath == "" {
 		return fmt.Errorf("sandbox %s has no cgroup of its own", shortID(id))
 	}
+	// The settings a container update would state, written as files.
+	lr := b.updateResources(r)
 	if b.cg.v2 {
-		return writeV2(filepath.Join(cgroupRoot, ip.CgroupPath), r)
+		return writeV2(filepath.Join(cgroupRoot, ip.CgroupPath), lr)
 	}
-	return writeV1(ip.CgroupPath, r, b.cg.swapLimit)
+	return writeV1(ip.CgroupPath, lr)
 }
 
 // writeV1 sets cpu and memory; the memory+swap limit is moved in the order
 // the kernel accepts (it may never be below the memory limit).
-func writeV1(path string, r runtime.Resources, swap bool) error {
+func writeV1(path string, lr *LinuxResources) error {
 	cpu, mem := filepath.Join(cgroupRoot, "cpu", path), filepath.Join(cgroupRoot, "memory", path)
-	quota := int64(unlimited)
-	if r.CPUMillis > 0 {
-		quota = milliCPUToQuota(r.CPUMillis)
-	}
 	files := [][2]string{
-		{filepath.Join(cpu, "cpu.shares"), strconv.FormatUint(max(r.CPUShares, 2), 10)},
-		{filepath.Join(cpu, "cpu.cfs_period_us"), strconv.Itoa(cfsPeriod)},
-		{filepath.Join(cpu, "cpu.cfs_quota_us"), strconv.FormatInt(quota, 10)},
+		{filepath.Join(cpu, "cpu.shares"), strconv.FormatUint(*lr.CPU.Shares, 10)},
+		{filepath.Join(cpu, "cpu.cfs_period_us"), strconv.FormatUint(*lr.CPU.Period, 10)},
+		{filepath.Join(cpu, "cpu.cfs_quota_us"), strconv.FormatInt(*lr.CPU.Quota, 10)},
 	}
-	limit := int64(unlimited)
-	if r.MemoryBytes > 0 {
-		limit = r.MemoryBytes
-	}
-	memFiles := [][2]string{{filepath.Join(mem, "memory.limit_in_bytes"), strconv.FormatInt(limit, 10)}}
-	if swap {
-		sw := [2]string{filepath.Join(mem, "memory.memsw.limit_in_bytes"), strconv.FormatInt(limit, 10)}
-		if raising(filepath.Join(mem, "memory.limit_in_bytes"), limit) {
+	limit := *lr.Memory.Limit
+	limitFile := filepath.Join(mem, "memory.limit_in_bytes")
+	memFiles := [][2]string{{limitFile, strconv.FormatInt(limit, 10)}}
+	if lr.Memory.Swap != nil {
+		sw := [2]string{filepath.Join(mem, "memory.memsw.limit_in_bytes"), strconv.FormatInt(*lr.Memory.Swap, 10)}
+		if raising(limitFile, limit) {
 			memFiles = append([][2]string{sw}, memFiles...)
 		} else {
 			memFiles = append(memFiles, sw)
@@ -62,15 +59,15 @@ func writeV1(path string, r runtime.Resources, swap bool) error {
 	return writeAll(append(files, memFiles...))
 }
 
-func writeV2(dir string, r runtime.Resources) error {
-	weight := 1 + ((max(r.CPUShares, 2)-2)*9999)/262142
-	cpuMax := "max " + strconv.Itoa(cfsPeriod)
-	if r.CPUMillis > 0 {
-		cpuMax = strconv.FormatInt(milliCPUToQuota(r.CPUMillis), 10) + " " + strconv.Itoa(cfsPeriod)
+func writeV2(dir string, lr *LinuxResources) error {
+	weight := 1 + ((*lr.CPU.Shares-2)*9999)/262142
+	period := strconv.FormatUint(*lr.CPU.Period, 10)
+	cpuMax, memMax := "max "+period, "max"
+	if q := *lr.CPU.Quota; q != unlimited {
+		cpuMax = strconv.FormatInt(q, 10) + " " + period
 	}
-	memMax := "max"
-	if r.MemoryBytes > 0 {
-		memMax = strconv.FormatInt(r.MemoryBytes, 10)
+	if l := *lr.Memory.Limit; l != unlimited {
+		memMax = strconv.FormatInt(l, 10)
 	}
 	return writeAll([][2]string{
 		{filepath.Join(dir, "cpu.weight"), strconv.FormatUint(weight, 10)},
@@ -85,15 +82,8 @@ func raising(file string, limit int64) bool {
 	if err != nil {
 		return true
 	}
-	cur, err := strconv.ParseInt(string(trimNL(b)), 10, 64)
+	cur, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 	return err != nil || limit == unlimited || limit > cur
-}
-
-func trimNL(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == ' ') {
-		b = b[:len(b)-1]
-	}
-	return b
 }
 
 func writeAll(files [][2]string) error {
