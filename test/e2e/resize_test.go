@@ -8,6 +8,7 @@ import (
 
 	"github.com/runlet/runlet/test/e2e/framework"
 	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -103,24 +104,12 @@ func waitResized(t *testing.T, ns, name string, gen int64) *v1.Pod {
 func checkStatusResources(t *testing.T, p *v1.Pod, want v1.ResourceRequirements) {
 	t.Helper()
 	cs := p.Status.ContainerStatuses[0]
-	if cs.Resources == nil || !equalLists(cs.Resources.Requests, want.Requests) || !equalLists(cs.Resources.Limits, want.Limits) {
+	if cs.Resources == nil || !apiequality.Semantic.DeepEqual(cs.Resources.Requests, want.Requests) || !apiequality.Semantic.DeepEqual(cs.Resources.Limits, want.Limits) {
 		t.Errorf("status resources %+v, want %+v", cs.Resources, want)
 	}
-	if !equalLists(cs.AllocatedResources, want.Requests) {
+	if !apiequality.Semantic.DeepEqual(cs.AllocatedResources, want.Requests) {
 		t.Errorf("allocatedResources %v, want %v", cs.AllocatedResources, want.Requests)
 	}
-}
-
-func equalLists(a, b v1.ResourceList) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, q := range b {
-		if got, ok := a[k]; !ok || got.Cmp(q) != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // expectCgroup compares the container's CFS quota and memory limit (cgroup v1).
