@@ -82,6 +82,13 @@ func (m *Manager) Admit(pod *v1.Pod) error {
 func (m *Manager) SetAllocated(pod *v1.Pod) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// What each container without a record of its own was given is the old
+	// allocation: recorded now, before the allocation moves.
+	for name, r := range m.st.Allocated[pod.UID] {
+		if _, ok := m.st.Actuated[pod.UID][name]; !ok {
+			m.actuated(pod.UID)[name] = r
+		}
+	}
 	m.st.Allocated[pod.UID] = specResources(pod)
 	return m.saveLocked()
 }
@@ -140,26 +147,48 @@ func differs(alloc byContainer, pod *v1.Pod) bool {
 	return n != len(alloc)
 }
 
-// Actuated is what was last applied to the pod's container, if recorded.
+// Actuated is what was last applied to the pod's container. Only what
+// differs from the allocation is recorded (a resize not yet applied); else
+// the container has its allocation. ok is false for a container without
+// either.
 func (m *Manager) Actuated(uid types.UID, name string) (v1.ResourceRequirements, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, ok := m.st.Actuated[uid][name]
+	if r, ok := m.st.Actuated[uid][name]; ok {
+		return r, true
+	}
+	r, ok := m.st.Allocated[uid][name]
 	return r, ok
 }
 
-// SetActuated records what was applied to the pod's container.
+// SetActuated records what was applied to the pod's container. A container
+// given its allocation, as every container at its creation, costs no write.
 func (m *Manager) SetActuated(uid types.UID, name string, r v1.ResourceRequirements) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if cur, ok := m.st.Actuated[uid][name]; ok && apiequality.Semantic.DeepEqual(cur, r) {
+	cur, recorded := m.st.Actuated[uid][name]
+	switch {
+	case recorded && apiequality.Semantic.DeepEqual(cur, r):
 		return nil
+	case apiequality.Semantic.DeepEqual(m.st.Allocated[uid][name], r):
+		if !recorded {
+			return nil
+		}
+		delete(m.st.Actuated[uid], name)
+		if len(m.st.Actuated[uid]) == 0 {
+			delete(m.st.Actuated, uid)
+		}
+	default:
+		m.actuated(uid)[name] = *r.DeepCopy()
 	}
+	return m.saveLocked()
+}
+
+func (m *Manager) actuated(uid types.UID) byContainer {
 	if m.st.Actuated[uid] == nil {
 		m.st.Actuated[uid] = byContainer{}
 	}
-	m.st.Actuated[uid][name] = *r.DeepCopy()
-	return m.saveLocked()
+	return m.st.Actuated[uid]
 }
 
 // Remove forgets a pod that is gone.

@@ -48,7 +48,8 @@ func (m *Manager) resizeContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 	}
 	applied, ok := m.resources.Actuated(pod.UID, c.Name)
 	if !ok {
-		// Created before its resources were recorded: it has what it asks for.
+		// No allocation and no record (a pod found before either was kept):
+		// it has what it asks for.
 		m.recordActuated(pod, c)
 		return Result{}, false, nil
 	}
