@@ -13,16 +13,16 @@ import (
 	"github.com/runlet/runlet/internal/runtime"
 )
 
-// Logs copies a slice of a container's log. podman 4.3 cuts the API's
-// timestamps to whole seconds, so when times matter (timestamps shown, or a
-// since filter) the k8s-file log on disk, which has nanoseconds, is read.
-// So it is for a tail: the API's tail leaves out a last line without its
-// newline ("echo -n DONE"), which a termination message from the log needs.
+// Logs copies a slice of a container's log. The k8s-file log on disk is read
+// whenever runlet can see it, as the kubelet reads it: the reader follows
+// the log across runlet's rotations without losing a line (podman 4.3's
+// follower reopens a rotated log without reading the old file to its end),
+// keeps the nanoseconds the API cuts to whole seconds, and shows a last line
+// without its newline ("echo -n DONE"), which a termination message needs.
+// The API serves the log only when the file is out of reach.
 func (b *Backend) Logs(ctx context.Context, id string, opts runtime.LogOptions, stdout, stderr io.Writer) error {
-	if opts.Timestamps || !opts.Since.IsZero() || opts.TailLines >= 0 {
-		if used, err := b.logFileLogs(ctx, id, opts, stdout, stderr); used {
-			return err
-		}
+	if used, err := b.logFileLogs(ctx, id, opts, stdout, stderr); used {
+		return err
 	}
 	q := url.Values{"stdout": {"true"}, "stderr": {"true"},
 		"follow": {strconv.FormatBool(opts.Follow)}, "timestamps": {strconv.FormatBool(opts.Timestamps)}}
