@@ -11,11 +11,12 @@ import (
 // hops splits a sequential start into the parts that can be timed from
 // outside runlet, each from a clock the next part does not move: the API
 // and the scheduler (create → bound, seen by the watch), runlet up to a
-// running sandbox (→ the infra container's start, from podman's inspect),
-// the container's create and start (→ its start), and the way back
+// created podman pod (→ its creation time, from podman's inspect), the
+// container's create and start, which starts the pod's infra container
+// first (→ the infra's start, then the container's), and the way back
 // (→ Running seen by the watch: runlet's refresh, status and API write).
 type hops struct {
-	bound, sandbox, container, back []time.Duration
+	bound, sandbox, infra, container, back []time.Duration
 }
 
 func (h *hops) add(n *node, name string, t0, bound, running time.Time) {
@@ -36,7 +37,8 @@ func (h *hops) add(n *node, name string, t0, bound, running time.Time) {
 		n.t.Fatal(err)
 	}
 	h.bound = append(h.bound, bound.Sub(t0))
-	h.sandbox = append(h.sandbox, infra.State.StartedAt.Sub(bound))
+	h.sandbox = append(h.sandbox, pod.Created.Sub(bound))
+	h.infra = append(h.infra, infra.State.StartedAt.Sub(pod.Created))
 	h.container = append(h.container, ic.State.StartedAt.Sub(infra.State.StartedAt))
 	h.back = append(h.back, running.Sub(ic.State.StartedAt))
 }
@@ -47,7 +49,8 @@ func (h *hops) report() string {
 	}
 	return strings.TrimRight("where a sequential start goes, hop by hop:\n"+
 		row("API create → bound to the node (apiserver, scheduler)", h.bound)+
-		row("bound → sandbox running (framework, syncLoop, pod create+start)", h.sandbox)+
-		row("sandbox running → container running (container create+start)", h.container)+
+		row("bound → pod created (framework, syncLoop, netns, CNI ADD)", h.sandbox)+
+		row("pod created → infra running (container create, start)", h.infra)+
+		row("infra running → container running (rest of the start)", h.container)+
 		row("container running → Running seen in the API (refresh, status)", h.back), "\n")
 }

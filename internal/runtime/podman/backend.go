@@ -65,7 +65,11 @@ type Backend struct {
 	closing   bool
 	sandboxes map[string]sandboxMeta // pod ID → what never changes about it
 	details   map[string]ctrDetail   // container ID → last inspect details
-	images    imageCache             // image → its ENV, for containers' environments
+	// infraPending maps a created container whose pod's infra has not run
+	// yet to that pod: its start starts the infra, whose cgroup then tells
+	// the container's.
+	infraPending map[string]infraOf
+	images       imageCache // image → its ENV, for containers' environments
 }
 
 var _ runtime.Runtime = (*Backend)(nil)

@@ -157,14 +157,44 @@ func (b *Backend) CreateContainer(ctx context.Context, sandboxID string, cfg run
 		id, err = b.client.CreateContainer(ctx, spec)
 	}
 	if err == nil {
-		b.ooms.learnFromInfra(id, meta.infraID, meta.infraCgroup)
+		b.learnCgroup(id, sandboxID, meta)
 	}
 	return id, wrapf(err, "creating container %s", spec.Name)
 }
 
+// learnCgroup tells the OOM recorder where a new container's cgroup will
+// be, from its pod's infra container, or, while that has not run, marks the
+// container to learn it once its start has started the infra.
+func (b *Backend) learnCgroup(id, sandboxID string, meta sandboxMeta) {
+	if meta.infraCgroup != "" {
+		b.ooms.learnFromInfra(id, meta.infraID, meta.infraCgroup)
+		return
+	}
+	b.mu.Lock()
+	if b.infraPending == nil {
+		b.infraPending = map[string]infraOf{}
+	}
+	b.infraPending[id] = infraOf{pod: sandboxID, infra: meta.infraID}
+	b.mu.Unlock()
+}
+
 // StartContainer starts a created container.
 func (b *Backend) StartContainer(ctx context.Context, id string) error {
-	return wrapf(b.client.StartContainer(ctx, id), "starting container %s", shortID(id))
+	if err := b.client.StartContainer(ctx, id); err != nil {
+		return wrapf(err, "starting container %s", shortID(id))
+	}
+	b.mu.Lock()
+	of, pending := b.infraPending[id]
+	delete(b.infraPending, id)
+	b.mu.Unlock()
+	if pending {
+		// The infra runs now; an inspect that fails leaves the cgroup to the
+		// next relist's inspect of the container.
+		if meta, err := b.inspectSandbox(ctx, of.pod, of.infra); err == nil && meta.infraCgroup != "" {
+			b.ooms.learnFromInfra(id, meta.infraID, meta.infraCgroup)
+		}
+	}
+	return nil
 }
 
 // UpdateContainerResources implements runtime.Runtime: podman update of the

@@ -83,7 +83,7 @@ func (b *Backend) sandboxesFrom(ctx context.Context, list []ListContainer, full 
 			ID: lc.Pod, PodUID: l[runtime.LabelPodUID], Namespace: l[runtime.LabelPodNamespace],
 			Name: l[runtime.LabelPodName], State: runtime.SandboxNotReady, NetNS: l[labelNetNS], CreatedAt: lc.Created, Labels: l,
 		}
-		if mapState(lc.State) == runtime.ContainerRunning {
+		if sandboxReady(lc.State, l) {
 			sb.State = runtime.SandboxReady
 			m, err := b.sandboxMeta(ctx, lc.Pod, lc.ID)
 			if err != nil && !errors.Is(err, runtime.ErrNotFound) {

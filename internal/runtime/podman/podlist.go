@@ -46,7 +46,7 @@ func (b *Backend) inspectPod(ctx context.Context, id string) ([]runtime.Sandbox,
 	l := meta.labels
 	sb := runtime.Sandbox{ID: id, PodUID: l[runtime.LabelPodUID], Namespace: l[runtime.LabelPodNamespace],
 		Name: l[runtime.LabelPodName], State: runtime.SandboxNotReady, NetNS: l[labelNetNS], CreatedAt: meta.created, Labels: l}
-	if mapState(infraState) == runtime.ContainerRunning {
+	if sandboxReady(infraState, l) {
 		sb.State, sb.IPs = runtime.SandboxReady, meta.ips
 	}
 	return []runtime.Sandbox{sb}, ctrs, nil

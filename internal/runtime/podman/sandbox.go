@@ -26,9 +26,12 @@ type sandboxMeta struct {
 	ips     []string
 	infraID string
 	// infraCgroup is the infra container's cgroup: a new container's is
-	// its sibling.
+	// its sibling. Empty until the infra runs.
 	infraCgroup string
 }
+
+// infraOf names a pod and its infra container.
+type infraOf struct{ pod, infra string }
 
 // managedFilter selects the objects this backend manages: those of its
 // owner when one is set, else every runlet-managed object.
@@ -108,8 +111,11 @@ func podSpec(cfg runtime.SandboxConfig) PodSpec {
 	return spec
 }
 
-// CreateSandbox creates the pod and starts its infra container, so that the
-// pod IP exists when this returns.
+// CreateSandbox creates the pod. On podman's network its infra container
+// is started here, so that the pod IP exists when this returns. In the
+// network namespace the core made, the IP is known already and the infra
+// starts with the pod's first container (podman starts a container's pod
+// infra with it), so a pod start costs one start call, as it does in podman.
 func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) (runtime.Sandbox, error) {
 	spec := podSpec(cfg)
 	b.applyPodSecurity(&spec, cfg)
@@ -122,9 +128,11 @@ func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) 
 	if err != nil {
 		return runtime.Sandbox{}, wrapf(err, "creating pod %s", spec.Name)
 	}
-	if err := b.client.StartPod(ctx, id); err != nil {
-		_ = b.client.RemovePod(context.WithoutCancel(ctx), id)
-		return runtime.Sandbox{}, wrapf(infraHint(err), "starting pod %s", spec.Name)
+	if cfg.NetNS == "" {
+		if err := b.client.StartPod(ctx, id); err != nil {
+			_ = b.client.RemovePod(context.WithoutCancel(ctx), id)
+			return runtime.Sandbox{}, wrapf(infraHint(err), "starting pod %s", spec.Name)
+		}
 	}
 	meta, err := b.sandboxMeta(ctx, id, spec.InfraName)
 	if err != nil {
@@ -134,6 +142,19 @@ func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) 
 		ID: id, PodUID: cfg.PodUID, Namespace: cfg.Namespace, Name: cfg.Name,
 		State: runtime.SandboxReady, IPs: meta.ips, NetNS: cfg.NetNS, CreatedAt: meta.created, Labels: meta.labels,
 	}, nil
+}
+
+// sandboxReady tells a pod's sandbox ready from its infra container's state
+// and labels: the infra runs, or, in the core's network namespace, it was
+// created and waits for the first container to start it.
+func sandboxReady(infraState string, labels map[string]string) bool {
+	switch mapState(infraState) {
+	case runtime.ContainerRunning:
+		return true
+	case runtime.ContainerCreated:
+		return labels[labelNetNS] != ""
+	}
+	return false
 }
 
 // infraHint explains infra failures runlet cannot fix per request: podman
@@ -159,10 +180,18 @@ func (b *Backend) sandboxMeta(ctx context.Context, id, infra string) (sandboxMet
 	if ok {
 		return m, nil
 	}
+	return b.inspectSandbox(ctx, id, infra)
+}
+
+// inspectSandbox reads a pod's meta from its infra container and caches it
+// once it is settled: the infra runs, or the pod is in the core's network
+// namespace, whose addresses its labels hold. The infra's cgroup is then
+// read again when the pod's first container starts the infra.
+func (b *Backend) inspectSandbox(ctx context.Context, id, infra string) (sandboxMeta, error) {
 	if infra == "" {
 		pod, err := b.client.InspectPod(ctx, id)
 		if err != nil {
-			return m, wrapf(err, "inspecting pod %s", id)
+			return sandboxMeta{}, wrapf(err, "inspecting pod %s", id)
 		}
 		if infra = pod.InfraContainerID; infra == "" {
 			return sandboxMeta{created: pod.Created, labels: pod.Labels}, nil
@@ -170,11 +199,12 @@ func (b *Backend) sandboxMeta(ctx context.Context, id, infra string) (sandboxMet
 	}
 	ic, err := b.client.InspectContainer(ctx, infra)
 	if err != nil {
-		return m, wrapf(err, "inspecting infra container of pod %s", id)
+		return sandboxMeta{}, wrapf(err, "inspecting infra container of pod %s", id)
 	}
-	m = sandboxMeta{created: ic.Created, labels: ic.Config.Labels, infraID: ic.ID, ips: sandboxIPs(ic.Config.Labels, ic), infraCgroup: ic.State.CgroupPath}
-	if !ic.State.Running {
-		// The namespace (and IP) appears only when the infra runs: do not cache yet.
+	m := sandboxMeta{created: ic.Created, labels: ic.Config.Labels, infraID: ic.ID, ips: sandboxIPs(ic.Config.Labels, ic), infraCgroup: ic.State.CgroupPath}
+	if !ic.State.Running && ic.Config.Labels[labelNetNS] == "" {
+		// On podman's network the namespace and IP appear only when the
+		// infra runs: do not cache yet.
 		return m, nil
 	}
 	b.mu.Lock()
@@ -241,6 +271,11 @@ func (b *Backend) forgetSandboxes(live map[string]bool) {
 	for id := range b.sandboxes {
 		if !live[id] {
 			delete(b.sandboxes, id)
+		}
+	}
+	for ctr, of := range b.infraPending {
+		if !live[of.pod] {
+			delete(b.infraPending, ctr)
 		}
 	}
 }

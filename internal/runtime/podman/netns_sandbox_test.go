@@ -1,0 +1,97 @@
+package podman
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/runlet/runlet/internal/netns"
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/runtimetest"
+)
+
+// A pod in the core's network namespace makes no start call of its own: its
+// sandbox is ready, with the network's address, while its infra is only
+// created; the first container's start starts the infra, and the container's
+// cgroup is known at once for the OOM recorder.
+func TestSandboxInCoreNetnsStartsWithFirstContainer(t *testing.T) {
+	b := realBackend(t)
+	dir := filepath.Join(shortTempDir(t), "netns")
+	if err := netns.EnsureSharedDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "pod")
+	if err := netns.Pin(path); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = netns.Remove(path) })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	cfg := runtime.SandboxConfig{PodUID: "0f6c2f1e-netns-first-start", Namespace: runtimetest.Namespace,
+		Name: "netns-first-start", Hostname: "netns-first-start", NetNS: path, IPs: []string{"10.250.0.7"}}
+	sb, err := b.CreateSandbox(ctx, cfg)
+	if err != nil {
+		t.Fatalf("CreateSandbox: %v", err)
+	}
+	t.Cleanup(func() { _ = b.RemoveSandbox(context.Background(), sb.ID) })
+	if sb.State != runtime.SandboxReady || len(sb.IPs) != 1 || sb.IPs[0] != "10.250.0.7" {
+		t.Fatalf("CreateSandbox = %s %v; want ready with the network's address", sb.State, sb.IPs)
+	}
+	if s := infraState(t, b, sb.ID); mapState(s) != runtime.ContainerCreated {
+		t.Fatalf("infra is %q after CreateSandbox; want created, not started", s)
+	}
+	listed, err := b.ListSandboxes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := findSandbox(listed, sb.ID); got == nil || got.State != runtime.SandboxReady || len(got.IPs) != 1 {
+		t.Fatalf("listed sandbox %+v; want ready with its address before any container starts", got)
+	}
+
+	id, err := b.CreateContainer(ctx, sb.ID, runtime.ContainerConfig{Name: "c", Image: runtimetest.Image, Command: []string{"sleep", "600"}})
+	if err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	if err := b.StartContainer(ctx, id); err != nil {
+		t.Fatalf("StartContainer: %v", err)
+	}
+	if s := infraState(t, b, sb.ID); mapState(s) != runtime.ContainerRunning {
+		t.Errorf("infra is %q after the first container started; want running", s)
+	}
+	ic, err := b.client.InspectContainer(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.ooms.mu.Lock()
+	learned := b.ooms.cgroups[id]
+	b.ooms.mu.Unlock()
+	if learned == "" || learned != ic.State.CgroupPath {
+		t.Errorf("OOM recorder learned cgroup %q at start; the container's is %q", learned, ic.State.CgroupPath)
+	}
+}
+
+func infraState(t *testing.T, b *Backend, podID string) string {
+	t.Helper()
+	pod, err := b.client.InspectPod(context.Background(), podID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range pod.Containers {
+		if m.ID == pod.InfraContainerID {
+			return m.State
+		}
+	}
+	t.Fatalf("pod %s has no infra container", podID)
+	return ""
+}
+
+func findSandbox(list []runtime.Sandbox, id string) *runtime.Sandbox {
+	for i := range list {
+		if list[i].ID == id {
+			return &list[i]
+		}
+	}
+	return nil
+}
