@@ -21,7 +21,7 @@ import (
 // ports with them.
 const (
 	defaultKubeletPort = 10300
-	defaultMetricsAddr = ":10301"
+	defaultMetricsAddr = "127.0.0.1:10301"
 )
 
 // defaultNodeName is "runlet-<host>": unique per host and stable, and never

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"strconv"
@@ -62,6 +63,28 @@ func TestFlagValidation(t *testing.T) {
 		{[]string{"--register-with-taints", "dedicated=edge:NoSchedule,gpu:NoExecute"}, ""},
 		{[]string{"--register-with-taints", "dedicated=edge"}, "--register-with-taints"},
 		{[]string{"--register-with-taints", "a:Sometimes"}, "--register-with-taints"},
+		{[]string{"--max-pods=-5"}, "--max-pods"},
+		{[]string{"--max-pods=0"}, ""},
+		{[]string{"--log-level=verbose"}, "--log-level"},
+		{[]string{"--address=localhost"}, "--address"},
+		{[]string{"--node-ip=10.0.0"}, "--node-ip"},
+		{[]string{"--metrics-addr=10301"}, "--metrics-addr"},
+		{[]string{"--metrics-addr=:10301"}, ""},
+		{[]string{"--metrics-addr="}, ""},
+		{[]string{"--pleg-relist-period=0s"}, "--pleg-relist-period"},
+		{[]string{"--kube-api-qps=-1"}, "--kube-api-qps"},
+		{[]string{"--kube-api-burst=-1"}, "--kube-api-burst"},
+		{[]string{"--pod-sync-workers=0"}, "--pod-sync-workers"},
+		{[]string{"--image-pull-timeout=0s"}, "--image-pull-timeout"},
+		{[]string{"--pod-max-pids=0"}, "--pod-max-pids"},
+		{[]string{"--pod-max-pids=-1"}, ""},
+		{[]string{"--root-dir="}, "--root-dir"},
+		{[]string{"--tls-cert-file=/c.pem"}, "--tls-private-key-file"},
+		{[]string{"--manifest-url-header=A:b"}, "--manifest-url-header needs --manifest-url"},
+		{[]string{"--manifest-url=http://h/p", "--manifest-url-header=nocolon"}, "--manifest-url-header"},
+		{[]string{"--cluster-domain=Cluster_Local"}, "--cluster-domain"},
+		{[]string{"--system-reserved=cpu=lots"}, "--system-reserved"},
+		{[]string{"--allowed-unsafe-sysctls=kernel.msg*,not a sysctl"}, "--allowed-unsafe-sysctls"},
 	} {
 		o, err := parseFlags(tc.args)
 		switch {
@@ -72,6 +95,34 @@ func TestFlagValidation(t *testing.T) {
 		case tc.want == "" && strings.Contains(strings.Join(tc.args, " "), "taints") && len(o.RegisterWithTaints) != 2:
 			t.Errorf("%v: parsed %v", tc.args, o.RegisterWithTaints)
 		}
+	}
+}
+
+// --help prints the usage for main to show on stdout, and is not an error
+// to exit 2 with.
+func TestHelpFlag(t *testing.T) {
+	for _, arg := range []string{"--help", "-h"} {
+		_, err := parseFlags([]string{arg})
+		var help helpRequested
+		if !errors.As(err, &help) {
+			t.Fatalf("%s: %v; want the usage", arg, err)
+		}
+		var out strings.Builder
+		help.print(&out)
+		if !strings.Contains(out.String(), "--nodename") || !strings.Contains(out.String(), "Usage:") {
+			t.Errorf("%s printed %q", arg, out.String())
+		}
+	}
+}
+
+// The unauthenticated endpoints listen on loopback unless asked otherwise.
+func TestMetricsOnLoopbackByDefault(t *testing.T) {
+	o, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host, _, _ := net.SplitHostPort(o.MetricsAddr); !net.ParseIP(host).IsLoopback() {
+		t.Errorf("default --metrics-addr %q is not on loopback", o.MetricsAddr)
 	}
 }
 

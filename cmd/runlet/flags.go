@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"time"
@@ -113,7 +115,11 @@ func parseFlags(args []string) (*options, error) {
 	addEvictionFlags(fs, o)
 	addResourceFlags(fs, o)
 	addNetworkFlags(fs, &o.networkOptions)
+	fs.SetOutput(io.Discard) // errors are returned; --help's usage too, for main to print
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil, helpRequested{usage: fs.FlagUsages()}
+		}
 		return nil, err
 	}
 	q, err := resource.ParseQuantity(*logMaxSize)
@@ -136,6 +142,9 @@ func parseFlags(args []string) (*options, error) {
 	if err := o.validateNode(); err != nil {
 		return nil, err
 	}
+	if err := o.validateValues(); err != nil {
+		return nil, err
+	}
 	if o.AuthorizationMode != "Webhook" && o.AuthorizationMode != "AlwaysAllow" {
 		return nil, fmt.Errorf("--authorization-mode must be Webhook or AlwaysAllow, not %q", o.AuthorizationMode)
 	}
@@ -146,4 +155,17 @@ func parseFlags(args []string) (*options, error) {
 		return nil, fmt.Errorf("--node-labels: %w", err)
 	}
 	return o, nil
+}
+
+// helpRequested is parseFlags' answer to -h/--help: the usage to print on
+// stdout before exiting 0.
+type helpRequested struct{ usage string }
+
+func (h helpRequested) Error() string { return "help requested" }
+
+func (h helpRequested) Unwrap() error { return pflag.ErrHelp }
+
+func (h helpRequested) print(w io.Writer) {
+	fmt.Fprintf(w, "runlet registers a virtual node and runs the pods scheduled to it on a local podman.\n\n"+
+		"Usage:\n  runlet [flags]\n  runlet uninstall [flags]   (runlet uninstall --help)\n\nFlags:\n%s", h.usage)
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -18,6 +19,11 @@ func main() {
 		os.Exit(uninstallMain(os.Args[2:]))
 	}
 	o, err := parseFlags(os.Args[1:])
+	var help helpRequested
+	if errors.As(err, &help) {
+		help.print(os.Stdout)
+		return
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "runlet:", err)
 		os.Exit(2)
@@ -39,10 +45,8 @@ func main() {
 func newLogger(level string) *logrus.Entry {
 	l := logrus.New()
 	l.SetFormatter(&logrus.TextFormatter{FullTimestamp: true, TimestampFormat: "2006-01-02T15:04:05.000000Z07:00"})
-	if lv, err := logrus.ParseLevel(level); err == nil {
+	if lv, err := logrus.ParseLevel(level); err == nil { // checked with the flags
 		l.SetLevel(lv)
-	} else {
-		l.Warnf("unknown --log-level %q; using info", level)
 	}
 	return logrus.NewEntry(l)
 }

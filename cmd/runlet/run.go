@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/runlet/runlet/internal/allocation"
 	"github.com/runlet/runlet/internal/envvars"
 	"github.com/runlet/runlet/internal/eviction"
@@ -289,6 +290,9 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 	if err != nil {
 		return err
 	}
+	// runlet's own metrics, as the kubelet serves its /metrics on its
+	// authenticated port (nodes/metrics); --metrics-addr is the loopback copy.
+	mux.Handle("/metrics", promhttp.Handler())
 	mux.Handle("/", kubeletserver.Routes(prov, apiPods))
 	c.start(ctx)
 	go prov.Run(ctx, n.PodController().Ready())

@@ -17,9 +17,6 @@ import (
 // flags are set. Call it after registering the api source: sources-ready
 // then waits for every registered source, as on the kubelet.
 func startStaticSources(ctx context.Context, o *options, cfg *podconfig.Config, client kubernetes.Interface, log *logrus.Entry) error {
-	if o.ManifestURL == "" && len(o.ManifestURLHeader) > 0 {
-		return fmt.Errorf("--manifest-url-header needs --manifest-url")
-	}
 	if o.ManifestURL == "" && o.PodManifestPath == "" {
 		return nil
 	}

@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/runlet/runlet/internal/uninstall"
+	"github.com/sirupsen/logrus"
 	"github.com/spf13/pflag"
 )
 
@@ -29,8 +32,17 @@ func uninstallMain(args []string) int {
 	fs.StringVar(&o.Pods, "pods", uninstall.PodsStop, "pods on those nodes: stop (drain them first) or keep (their containers keep running)")
 	fs.DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Printf("runlet uninstall deletes a release's nodes (the chart's pre-delete hook).\n\nUsage:\n  runlet uninstall [flags]\n\nFlags:\n%s", fs.FlagUsages())
+			return 0
+		}
 		fmt.Fprintln(os.Stderr, "runlet uninstall:", err)
+		return 2
+	}
+	if _, err := logrus.ParseLevel(logLevel); err != nil {
+		fmt.Fprintf(os.Stderr, "runlet uninstall: --log-level %q is not one of debug, info, warn, error\n", logLevel)
 		return 2
 	}
 	if o.Namespace == "" {

@@ -37,6 +37,8 @@ func TestSecurity(t *testing.T) {
 	grantNodes(t, ns, "proxy-reader", "proxy")
 	statsTok := saToken(t, ns, "stats-reader")
 	grantNodes(t, ns, "stats-reader", "stats")
+	metricsTok := saToken(t, ns, "metrics-reader")
+	grantNodes(t, ns, "metrics-reader", "metrics")
 	apiserverCert := loadPair(t, filepath.Join(c.PKIDir, "apiserver-kubelet-client.crt"), filepath.Join(c.PKIDir, "apiserver-kubelet-client.key"))
 	otherCA := foreignClientCert(t)
 
@@ -53,11 +55,17 @@ func TestSecurity(t *testing.T) {
 		{"ServiceAccount with nodes/stats", statsTok, "/stats/summary", nil, 200},
 		{"apiserver's kubelet-client certificate", "", "/pods", &apiserverCert, 200},
 		{"apiserver's certificate on stats", "", "/stats/summary", &apiserverCert, 200},
+		{"runlet's own metrics without credentials", "", "/metrics", nil, 401},
+		{"nodes/stats does not grant nodes/metrics", statsTok, "/metrics", nil, 403},
+		{"runlet's own metrics with nodes/metrics", metricsTok, "/metrics", nil, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, body, err := kubeletGet(t, rl, tc.path, tc.token, tc.cert)
 			if err != nil || code != tc.want {
 				t.Errorf("GET %s: %d %.300q, %v; want %d", tc.path, code, body, err, tc.want)
+			}
+			if tc.path == "/metrics" && code == 200 && !strings.Contains(body, "\nrunlet_pleg_relist_duration_seconds_bucket{") {
+				t.Errorf("GET /metrics on the kubelet port lacks runlet's metrics:\n%.2000s", body)
 			}
 		})
 	}

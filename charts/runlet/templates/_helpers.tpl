@@ -136,3 +136,11 @@ capabilities:
 seccompProfile:
   type: RuntimeDefault
 {{- end -}}
+
+{{/*
+runlet.hostPort joins an IP (empty: every address) and a port as --metrics-addr takes them.
+*/}}
+{{- define "runlet.hostPort" -}}
+{{- $ip := index . 0 -}}{{- $port := index . 1 -}}
+{{- if contains ":" $ip }}[{{ $ip }}]:{{ $port }}{{ else }}{{ $ip }}:{{ $port }}{{ end -}}
+{{- end -}}
