@@ -67,3 +67,25 @@ func TestClientServesTheGroupsRunletCalls(t *testing.T) {
 		}
 	}
 }
+
+// A group runlet does not serve answers with an error naming what it
+// serves, and sends nothing: no nil client to panic on.
+func TestClientRefusesOtherGroups(t *testing.T) {
+	var hits int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits++ }))
+	defer srv.Close()
+	c, err := New(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.BatchV1().Jobs("ns").List(context.Background(), metav1.ListOptions{})
+	if err == nil || !strings.Contains(err.Error(), "/namespaces/ns/jobs") || !strings.Contains(err.Error(), "core/v1") {
+		t.Errorf("BatchV1 list: %v; want an error naming the path and the served groups", err)
+	}
+	if _, err := c.StorageV1().StorageClasses().Get(context.Background(), "x", metav1.GetOptions{}); err == nil {
+		t.Error("StorageV1 get succeeded")
+	}
+	if hits != 0 {
+		t.Errorf("%d requests reached the apiserver for unserved groups", hits)
+	}
+}
