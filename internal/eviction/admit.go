@@ -23,9 +23,9 @@ import (
 	"fmt"
 
 	"github.com/go-logr/logr"
+	"github.com/runlet/runlet/internal/qos"
 	v1 "k8s.io/api/core/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/kubectl/pkg/util/qos"
 )
 
 // Admit rejects a pod if its not safe to admit for node stability: under
