@@ -2,13 +2,12 @@ package provider
 
 import (
 	"context"
-	"io"
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/logtest"
 	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/runlet/runlet/internal/status"
-	"github.com/sirupsen/logrus"
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,8 +35,7 @@ func newFixture(t *testing.T, inAPI ...*v1.Pod) *fixture {
 			t.Fatal(err)
 		}
 	}
-	log := logrus.New()
-	log.SetOutput(io.Discard)
+	log := logtest.Discard()
 	f := &fixture{api: idx, source: make(chan []*v1.Pod, 10), status: status.NewManager()}
 	f.p = New(Config{NodeName: "node-1", Source: f.source, Status: f.status,
 		APIPods: corev1listers.NewPodLister(idx), Log: log})

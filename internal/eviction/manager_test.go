@@ -3,13 +3,12 @@ package eviction
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
+	"github.com/runlet/runlet/internal/logtest"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -113,8 +112,7 @@ func newTestManager(t *testing.T, f *fakeNode, hard map[string]string) (*Manager
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := logrus.New()
-	log.SetOutput(io.Discard)
+	log := logtest.Discard()
 	rec := record.NewFakeRecorder(100)
 	rec.IncludeObject = true
 	m := NewManager(Config{

@@ -4,17 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/logtest"
 	"github.com/runlet/runlet/internal/poddir"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/runtimefake"
-	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -77,8 +76,7 @@ func (r *registry) pullCount() int {
 }
 
 func newImageManager(t *testing.T, r *registry) (*Manager, *record.FakeRecorder) {
-	log := logrus.New()
-	log.SetOutput(io.Discard)
+	log := logtest.Discard()
 	rec := record.NewFakeRecorder(1000)
 	return NewManager(Config{Runtime: r, Recorder: rec, RuntimeName: "podman", Owner: "node-1", Log: log,
 		Dirs: poddir.New(t.TempDir())}), rec

@@ -2,7 +2,6 @@ package kuberuntime
 
 import (
 	"context"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -10,11 +9,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/runlet/runlet/internal/logtest"
 	"github.com/runlet/runlet/internal/network/dns"
 	"github.com/runlet/runlet/internal/poddir"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/runtimefake"
-	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
@@ -55,8 +54,7 @@ func newNetEnv(t *testing.T) *netEnv {
 	if err := os.WriteFile(hosts, []byte("127.0.0.1\tlocalhost\n192.0.2.1\tnode-1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	log := logrus.New()
-	log.SetOutput(io.Discard)
+	log := logtest.Discard()
 	rec := &sandboxRecorder{Fake: e.f}
 	dirs := poddir.New(filepath.Join(dir, "root"))
 	e.m = NewManager(Config{Runtime: rec, Recorder: record.NewFakeRecorder(1000), RuntimeName: "podman", Owner: "node-1", Log: log,

@@ -3,15 +3,14 @@ package kuberuntime
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/logtest"
 	"github.com/runlet/runlet/internal/poddir"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/runtimefake"
-	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -39,8 +38,7 @@ func (g *gatedSandboxes) CreateSandbox(ctx context.Context, cfg runtime.SandboxC
 }
 
 func TestPodStartsAreBounded(t *testing.T) {
-	log := logrus.New()
-	log.SetOutput(io.Discard)
+	log := logtest.Discard()
 	g := &gatedSandboxes{Fake: runtimefake.New(), release: make(chan struct{})}
 	m := NewManager(Config{Runtime: g, Recorder: record.NewFakeRecorder(1000), RuntimeName: "podman", Owner: "node-1", Log: log,
 		Dirs: poddir.New(t.TempDir())})

@@ -3,15 +3,14 @@ package kuberuntime
 import (
 	"context"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/logtest"
 	"github.com/runlet/runlet/internal/pleg"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/runtimefake"
-	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 )
@@ -31,8 +30,7 @@ func (f *fakeVolumes) ContainerMounts(*v1.Pod, *v1.Container, []v1.EnvVar) ([]ru
 }
 
 func newVolumesEnv(t *testing.T, vols *fakeVolumes) (*env, *record.FakeRecorder) {
-	log := logrus.New()
-	log.SetOutput(io.Discard)
+	log := logtest.Discard()
 	f := runtimefake.New()
 	cache := pleg.NewCache()
 	rec := record.NewFakeRecorder(100)

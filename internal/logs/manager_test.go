@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
+	"github.com/runlet/runlet/internal/logtest"
 )
 
 // fakeRuntime writes logs as conmon does: to the path, reopened on request.
@@ -33,8 +32,7 @@ func (f *fakeRuntime) ReopenContainerLog(context.Context, string) error {
 }
 
 func newManager(t *testing.T, rt *fakeRuntime, maxFiles int) *Manager {
-	log := logrus.New()
-	log.SetOutput(io.Discard)
+	log := logtest.Discard()
 	m, err := New(Config{Backend: rt, Running: func() []string { return []string{"c1"} }, MaxSize: 10, MaxFiles: maxFiles, Log: log})
 	if err != nil {
 		t.Fatal(err)

@@ -3,11 +3,11 @@ package pleg
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/logtest"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/runtimefake"
 	"github.com/sirupsen/logrus"
@@ -28,8 +28,7 @@ func (f *timedFake) ListSandboxes(ctx context.Context) ([]runtime.Sandbox, error
 }
 
 func quietLog() logrus.FieldLogger {
-	log := logrus.New()
-	log.SetOutput(io.Discard)
+	log := logtest.Discard()
 	return log
 }
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
+	"github.com/runlet/runlet/internal/logtest"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -41,12 +41,6 @@ func (d *recordingDeleter) DeletePod(_ context.Context, pod *v1.Pod) error {
 	return nil
 }
 
-func quietLog() logrus.FieldLogger {
-	l := logrus.New()
-	l.SetLevel(logrus.PanicLevel)
-	return l
-}
-
 func deletedPod() *v1.Pod {
 	p := testPod(v1.RestartPolicyAlways, "c")
 	now := metav1.Now()
@@ -60,7 +54,7 @@ func deletedPod() *v1.Pod {
 func TestFinalDeleteAfterTermination(t *testing.T) {
 	m := NewManager()
 	d := &recordingDeleter{fails: 1, calls: make(chan struct{}, 10)}
-	m.SetStatusWriter(d, quietLog())
+	m.SetStatusWriter(d, logtest.Discard())
 	m.SetNotifier(func(*v1.Pod) {})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -93,7 +87,7 @@ func TestFinalDeleteAfterTermination(t *testing.T) {
 func TestFinalDeleteNeedsTerminalPhase(t *testing.T) {
 	m := NewManager()
 	d := &recordingDeleter{calls: make(chan struct{}, 10)}
-	m.SetStatusWriter(d, quietLog())
+	m.SetStatusWriter(d, logtest.Discard())
 	pod := deletedPod()
 	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning})
 	m.syncAPI(context.Background(), pod.UID, true)
@@ -108,7 +102,7 @@ func TestFinalDeleteNeedsTerminalPhase(t *testing.T) {
 func TestTerminalStatusWritten(t *testing.T) {
 	m := NewManager()
 	d := &recordingDeleter{calls: make(chan struct{}, 10)}
-	m.SetStatusWriter(d, quietLog())
+	m.SetStatusWriter(d, logtest.Discard())
 	m.SetNotifier(func(*v1.Pod) {})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -146,6 +146,20 @@ func terminatedWith(code int32, reason string) func(*testing.T, v1.ContainerStat
 	}
 }
 
+// A false PodReadyToStartContainers carries the kubelet's reason and says
+// why; a true one says nothing.
+func checkSandboxReason(t *testing.T, st v1.PodStatus) {
+	t.Helper()
+	for _, c := range st.Conditions {
+		if c.Type != v1.PodReadyToStartContainers {
+			continue
+		}
+		if (c.Status == v1.ConditionFalse) != (c.Reason == "PodSandboxNotReady" && c.Message != "") {
+			t.Errorf("PodReadyToStartContainers %s, reason %q, message %q", c.Status, c.Reason, c.Message)
+		}
+	}
+}
+
 func TestGenerateConditionsAndIPs(t *testing.T) {
 	type conds = map[v1.PodConditionType]v1.ConditionStatus
 	T, F := v1.ConditionTrue, v1.ConditionFalse
@@ -161,6 +175,12 @@ func TestGenerateConditionsAndIPs(t *testing.T) {
 			conds{v1.PodReady: F, v1.ContainersReady: F, v1.PodInitialized: T, v1.PodScheduled: T, v1.PodReadyToStartContainers: T}},
 		{"succeeded", testPod(v1.RestartPolicyNever, "c"), podStatus(exited("id1", "c", 0, 0)),
 			conds{v1.PodReady: F, v1.ContainersReady: F, v1.PodInitialized: T, v1.PodScheduled: T, v1.PodReadyToStartContainers: F}},
+		{"sandbox not ready", testPod(v1.RestartPolicyAlways, "c"), func() *runtime.PodStatus {
+			ps := podStatus(running("id1", "c", 0))
+			ps.Sandboxes[0].State = runtime.SandboxNotReady
+			return ps
+		}(),
+			conds{v1.PodReady: T, v1.ContainersReady: T, v1.PodInitialized: T, v1.PodScheduled: T, v1.PodReadyToStartContainers: F}},
 		{"no sandbox", testPod(v1.RestartPolicyAlways, "c"), &runtime.PodStatus{},
 			conds{v1.PodReady: F, v1.ContainersReady: F, v1.PodInitialized: T, v1.PodScheduled: T, v1.PodReadyToStartContainers: F}},
 		{"init running", func() *v1.Pod {
@@ -173,6 +193,7 @@ func TestGenerateConditionsAndIPs(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st := Generate(Input{Pod: tc.pod, Runtime: tc.ps, RuntimeName: "podman", HostIPs: []string{"192.168.1.2"}})
+			checkSandboxReason(t, st)
 			if len(st.Conditions) != len(tc.want) {
 				t.Errorf("conditions = %+v", st.Conditions)
 			}

@@ -3,17 +3,12 @@ package syncloop
 import (
 	"context"
 	"fmt"
-	"io"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/runlet/runlet/internal/kuberuntime"
-	"github.com/runlet/runlet/internal/pleg"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/runtimefake"
-	"github.com/runlet/runlet/internal/status"
-	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,11 +17,9 @@ import (
 // TestHousekeepingWaitsForSources: backend objects of a pod no source holds
 // are removed, but only once every source has been seen.
 func TestHousekeepingWaitsForSources(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	f := runtimefake.New()
+	seen := false
+	e := newLoopEnv(t, envOptions{manual: true, syncer: &fakeSyncer{calls: make(chan call, 100)}, sourcesSeen: func() bool { return seen }})
+	ctx, f, l := e.ctx, e.f, e.loop
 	for _, uid := range []string{"orphan", "desired"} {
 		sb, err := f.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: uid, Namespace: "ns", Name: uid})
 		if err != nil {
@@ -36,13 +29,7 @@ func TestHousekeepingWaitsForSources(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cache := pleg.NewCache()
-	pl := pleg.New(f, cache, time.Hour, log)
-	pl.Relist(ctx)
-	seen := false
-	l := New(Config{SourcesSeen: func() bool { return seen }, PLEG: pl, Cache: cache, Status: status.NewManager(),
-		Runtime: kuberuntime.NewManager(kuberuntime.Config{Runtime: f, RuntimeName: "podman", Owner: "node-1", Log: log}), Log: log})
-	l.workers = newPodWorkers(ctx, &fakeSyncer{calls: make(chan call, 100)}, l.queue, time.Hour, time.Hour)
+	e.pl.Relist(ctx)
 	l.pods.set(&v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "desired", Name: "desired", Namespace: "ns"}})
 
 	pods := func() map[string]bool {
@@ -79,21 +66,13 @@ func TestHousekeepingWaitsForSources(t *testing.T) {
 // API does (deleted while runlet was down, handed over late), is not an
 // orphan: its containers wait for their graceful stop.
 func TestHousekeepingKeepsPodsTheAPIHolds(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	f := runtimefake.New()
+	e := newLoopEnv(t, envOptions{manual: true, syncer: &fakeSyncer{calls: make(chan call, 100)}, sourcesSeen: func() bool { return true },
+		config: func(c *Config) { c.InAPI = func(uid types.UID) bool { return uid == "late" } }})
+	ctx, f, l := e.ctx, e.f, e.loop
 	if _, err := f.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: "late", Namespace: "ns", Name: "late"}); err != nil {
 		t.Fatal(err)
 	}
-	cache := pleg.NewCache()
-	pl := pleg.New(f, cache, time.Hour, log)
-	pl.Relist(ctx)
-	l := New(Config{SourcesSeen: func() bool { return true }, PLEG: pl, Cache: cache, Status: status.NewManager(),
-		Runtime: kuberuntime.NewManager(kuberuntime.Config{Runtime: f, RuntimeName: "podman", Owner: "node-1", Log: log}), Log: log,
-		InAPI: func(uid types.UID) bool { return uid == "late" }})
-	l.workers = newPodWorkers(ctx, &fakeSyncer{calls: make(chan call, 100)}, l.queue, time.Hour, time.Hour)
+	e.pl.Relist(ctx)
 	l.housekeeping(ctx)
 	time.Sleep(100 * time.Millisecond) // a removal would run off the loop's goroutine
 	if n := f.Calls("RemoveSandbox"); n != 0 {
@@ -121,23 +100,17 @@ func (h *hangingRemovals) RemoveSandbox(ctx context.Context, id string) error {
 // TestOrphanRemovalsBounded: while podman hangs, housekeeping rounds do not
 // pile up removals: one per orphan at most, and a few in all.
 func TestOrphanRemovalsBounded(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	h := &hangingRemovals{Fake: runtimefake.New(), release: make(chan struct{})}
+	h := &hangingRemovals{release: make(chan struct{})}
+	e := newLoopEnv(t, envOptions{manual: true, syncer: &fakeSyncer{calls: make(chan call, 100)}, sourcesSeen: func() bool { return true },
+		backend: func(f *runtimefake.Fake) runtime.Runtime { h.Fake = f; return h }})
+	ctx, l := e.ctx, e.loop
 	for i := 0; i < 10; i++ {
 		uid := fmt.Sprintf("orphan-%d", i)
 		if _, err := h.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: uid, Namespace: "ns", Name: uid}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cache := pleg.NewCache()
-	pl := pleg.New(h, cache, time.Hour, log)
-	pl.Relist(ctx)
-	l := New(Config{SourcesSeen: func() bool { return true }, PLEG: pl, Cache: cache, Status: status.NewManager(),
-		Runtime: kuberuntime.NewManager(kuberuntime.Config{Runtime: h, RuntimeName: "podman", Owner: "node-1", Log: log}), Log: log})
-	l.workers = newPodWorkers(ctx, &fakeSyncer{calls: make(chan call, 100)}, l.queue, time.Hour, time.Hour)
+	e.pl.Relist(ctx)
 	for round := 0; round < 20; round++ {
 		l.housekeeping(ctx)
 	}

@@ -1,19 +1,10 @@
 package syncloop
 
 import (
-	"context"
-	"io"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/runlet/runlet/internal/kuberuntime"
-	"github.com/runlet/runlet/internal/pleg"
-	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/runlet/runlet/internal/runtime"
-	"github.com/runlet/runlet/internal/runtime/runtimefake"
-	"github.com/runlet/runlet/internal/status"
-	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -22,33 +13,12 @@ import (
 // source with the grace given, its final status is the status function's,
 // shown only once its containers stopped, and it is never started again.
 func TestKillPodKeepsThePodFailed(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	f := runtimefake.New()
-	cache := pleg.NewCache()
-	pl := pleg.New(f, cache, 100*time.Millisecond, log)
-	mux := podconfig.New(ctx, nil)
-	api := mux.Channel(podconfig.APISource)
-	sm := status.NewManager()
-	var mu sync.Mutex
-	var sent []v1.PodStatus
-	sm.SetNotifier(func(p *v1.Pod) {
-		mu.Lock()
-		sent = append(sent, p.Status)
-		mu.Unlock()
-	})
-	loop := New(Config{
-		Updates: mux.Updates(), SourcesSeen: mux.SeenAllSources, PLEG: pl, Cache: cache, Status: sm, Log: log,
-		Runtime: kuberuntime.NewManager(kuberuntime.Config{Runtime: f, RuntimeName: "podman", Owner: "node-1", Log: log}),
-	})
+	e := newLoopEnv(t, envOptions{relist: 100 * time.Millisecond, apiOnly: true, manual: true})
+	ctx, f, api, loop := e.ctx, e.f, e.api, e.loop
 	if loop.ActivePods() != nil || loop.PodCleanedUp("x") {
 		t.Error("a loop not yet running reports pods")
 	}
-	go pl.Run(ctx)
-	go sm.Run(ctx)
-	go loop.Run(ctx)
+	e.start()
 
 	grace := int64(30)
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "evictee", Name: "evictee", Namespace: "ns"},
@@ -56,12 +26,10 @@ func TestKillPodKeepsThePodFailed(t *testing.T) {
 			Containers: []v1.Container{{Name: "c", Image: "img:1"}}}}
 	api <- []*v1.Pod{pod}
 	last := func() v1.PodStatus {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(sent) == 0 {
-			return v1.PodStatus{}
+		if p := e.pod(pod.UID); p != nil {
+			return p.Status
 		}
-		return sent[len(sent)-1]
+		return v1.PodStatus{}
 	}
 	eventually(t, "Running", func() bool { return last().Phase == v1.PodRunning })
 	if a := loop.ActivePods(); len(a) != 1 || a[0].UID != pod.UID {
@@ -87,13 +55,11 @@ func TestKillPodKeepsThePodFailed(t *testing.T) {
 	if st := last(); st.Phase != v1.PodFailed || st.ContainerStatuses[0].State.Terminated == nil {
 		t.Errorf("final status %s with %+v", st.Phase, st.ContainerStatuses[0].State)
 	}
-	mu.Lock()
-	for _, st := range sent {
+	for _, st := range e.statuses(pod.UID) {
 		if st.Phase == v1.PodFailed && st.ContainerStatuses[0].State.Running != nil {
 			t.Errorf("Failed was reported while the container ran: %+v", st)
 		}
 	}
-	mu.Unlock()
 	eventually(t, "cleaned up", func() bool { return loop.PodCleanedUp(pod.UID) })
 	if len(loop.ActivePods()) != 0 {
 		t.Error("the killed pod is still active")

@@ -3,17 +3,11 @@ package syncloop
 import (
 	"context"
 	"errors"
-	"io"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/runlet/runlet/internal/kuberuntime"
-	"github.com/runlet/runlet/internal/pleg"
+	"github.com/runlet/runlet/internal/logtest"
 	"github.com/runlet/runlet/internal/podconfig"
-	"github.com/runlet/runlet/internal/runtime/runtimefake"
-	"github.com/runlet/runlet/internal/status"
-	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,31 +16,8 @@ import (
 // TestLoopEndToEnd drives the whole loop: the real mux, PLEG, kuberuntime
 // manager and status manager over the fake backend.
 func TestLoopEndToEnd(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	f := runtimefake.New()
-	cache := pleg.NewCache()
-	pl := pleg.New(f, cache, 200*time.Millisecond, log)
-	mux := podconfig.New(ctx, nil)
-	api := mux.Channel(podconfig.APISource)
-	sm := status.NewManager()
-	var mu sync.Mutex
-	latest := map[types.UID]*v1.Pod{}
-	sm.SetNotifier(func(p *v1.Pod) {
-		mu.Lock()
-		latest[p.UID] = p
-		mu.Unlock()
-	})
-	loop := New(Config{
-		Updates: mux.Updates(), SourcesSeen: mux.SeenAllSources, PLEG: pl, Cache: cache,
-		Runtime: kuberuntime.NewManager(kuberuntime.Config{Runtime: f, RuntimeName: "podman", Owner: "node-1", Log: log}), Status: sm,
-		HostIPs: []string{"192.168.1.2"}, Log: log,
-	})
-	go pl.Run(ctx)
-	go sm.Run(ctx)
-	go loop.Run(ctx)
+	e := newLoopEnv(t, envOptions{apiOnly: true})
+	f, api := e.f, e.api
 
 	grace := int64(3)
 	mk := func(uid string, policy v1.RestartPolicy) *v1.Pod {
@@ -55,10 +26,8 @@ func TestLoopEndToEnd(t *testing.T) {
 				Containers: []v1.Container{{Name: "c", Image: "img:1"}}}}
 	}
 	phase := func(uid types.UID) (v1.PodPhase, *v1.ContainerStatus) {
-		mu.Lock()
-		defer mu.Unlock()
-		p, ok := latest[uid]
-		if !ok || len(p.Status.ContainerStatuses) == 0 {
+		p := e.pod(uid)
+		if p == nil || len(p.Status.ContainerStatuses) == 0 {
 			return "", nil
 		}
 		return p.Status.Phase, &p.Status.ContainerStatuses[0]
@@ -120,7 +89,7 @@ func TestLoopRetriesRemovedPod(t *testing.T) {
 		}
 		return nil
 	}}
-	l := New(Config{Log: logrus.New(), SourcesSeen: func() bool { return true }})
+	l := New(Config{Log: logtest.Discard(), SourcesSeen: func() bool { return true }})
 	l.workers = newPodWorkers(ctx, s, l.queue, time.Hour, time.Millisecond)
 	p := wpod("1")
 	l.handleUpdate(podconfig.PodUpdate{Op: podconfig.ADD, Pods: []*v1.Pod{p}, Source: podconfig.APISource})

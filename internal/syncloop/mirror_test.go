@@ -1,13 +1,9 @@
 package syncloop
 
 import (
-	"context"
-	"io"
 	"testing"
-	"time"
 
 	"github.com/runlet/runlet/internal/podconfig"
-	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,13 +37,10 @@ func uids(pods []*v1.Pod) []types.UID {
 // (and removed ones still stopping) to the mirror manager, even before
 // every source was seen, and says whether they were.
 func TestHousekeepingFeedsMirrors(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	log := logrus.New()
-	log.SetOutput(io.Discard)
 	fm := &fakeMirrors{}
-	l := New(Config{SourcesSeen: func() bool { return false }, Mirror: fm, Log: log})
-	l.workers = newPodWorkers(ctx, &fakeSyncer{calls: make(chan call, 100)}, l.queue, time.Hour, time.Hour)
+	e := newLoopEnv(t, envOptions{manual: true, syncer: &fakeSyncer{calls: make(chan call, 100)}, sourcesSeen: func() bool { return false },
+		config: func(c *Config) { c.Mirror = fm }})
+	ctx, l := e.ctx, e.loop
 	l.pods.set(podFrom("static", podconfig.FileSource))
 	l.pods.set(podFrom("api", podconfig.APISource))
 	l.workers.work["stopping"] = &podWork{pod: podFrom("stopping", podconfig.HTTPSource)}
@@ -72,13 +65,9 @@ func TestHousekeepingFeedsMirrors(t *testing.T) {
 // TestStaticUpdateFeedsMirrorsAtOnce: a change from a static source reaches
 // the mirror manager without waiting for housekeeping; api changes do not.
 func TestStaticUpdateFeedsMirrorsAtOnce(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	log := logrus.New()
-	log.SetOutput(io.Discard)
 	fm := &fakeMirrors{}
-	l := New(Config{SourcesSeen: func() bool { return true }, Mirror: fm, Log: log})
-	l.workers = newPodWorkers(ctx, &fakeSyncer{calls: make(chan call, 100)}, l.queue, time.Hour, time.Hour)
+	l := newLoopEnv(t, envOptions{manual: true, syncer: &fakeSyncer{calls: make(chan call, 100)}, sourcesSeen: func() bool { return true },
+		config: func(c *Config) { c.Mirror = fm }}).loop
 
 	l.handleUpdate(podconfig.PodUpdate{Op: podconfig.ADD, Source: podconfig.APISource, Pods: []*v1.Pod{podFrom("api", podconfig.APISource)}})
 	if len(fm.calls) != 0 {

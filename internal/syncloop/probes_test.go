@@ -2,19 +2,10 @@ package syncloop
 
 import (
 	"context"
-	"io"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/runlet/runlet/internal/kuberuntime"
-	"github.com/runlet/runlet/internal/pleg"
-	"github.com/runlet/runlet/internal/podconfig"
-	"github.com/runlet/runlet/internal/prober"
 	"github.com/runlet/runlet/internal/runtime"
-	"github.com/runlet/runlet/internal/runtime/runtimefake"
-	"github.com/runlet/runlet/internal/status"
-	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -23,11 +14,8 @@ import (
 // readiness drives Ready through the probe channel, and a liveness failure
 // restarts the container.
 func TestLoopProbes(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	f := runtimefake.New()
+	e := newLoopEnv(t, envOptions{apiOnly: true, probes: true})
+	f, sm := e.f, e.sm
 	var mu sync.Mutex
 	healthy := map[string]bool{"live": true}
 	f.HandleExec(func(_ context.Context, _ string, cmd []string, _ runtime.StreamIO) (int, error) {
@@ -40,23 +28,6 @@ func TestLoopProbes(t *testing.T) {
 	})
 	set := func(probe string, ok bool) { mu.Lock(); healthy[probe] = ok; mu.Unlock() }
 
-	cache := pleg.NewCache()
-	pl := pleg.New(f, cache, 200*time.Millisecond, log)
-	mux := podconfig.New(ctx, nil)
-	sm := status.NewManager()
-	sm.SetNotifier(func(*v1.Pod) {})
-	pm := prober.NewManager(prober.Config{Exec: f, Status: sm, Log: log})
-	loop := New(Config{
-		Updates: mux.Updates(), SourcesSeen: mux.SeenAllSources, PLEG: pl, Cache: cache,
-		Runtime: kuberuntime.NewManager(kuberuntime.Config{Runtime: f, RuntimeName: "podman", Owner: "node-1", Log: log,
-			Liveness: pm.Liveness, Startup: pm.Startup}),
-		Status: sm, Log: log, Prober: pm, ProbeResults: pm.Updates(),
-	})
-	go pl.Run(ctx)
-	go sm.Run(ctx)
-	go pm.Run(ctx)
-	go loop.Run(ctx)
-
 	probe := func(cmd string) *v1.Probe {
 		return &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{cmd}}},
 			PeriodSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 1, SuccessThreshold: 1}
@@ -65,7 +36,7 @@ func TestLoopProbes(t *testing.T) {
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "uid", Name: "p", Namespace: "ns"},
 		Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyAlways, TerminationGracePeriodSeconds: &grace,
 			Containers: []v1.Container{{Name: "c", Image: "img:1", ReadinessProbe: probe("ready"), LivenessProbe: probe("live")}}}}
-	mux.Channel(podconfig.APISource) <- []*v1.Pod{pod}
+	e.api <- []*v1.Pod{pod}
 
 	cond := func(want v1.ConditionStatus) func() bool {
 		return func() bool {

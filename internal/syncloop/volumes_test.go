@@ -1,19 +1,12 @@
 package syncloop
 
 import (
-	"context"
-	"io"
 	"sort"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/runlet/runlet/internal/kuberuntime"
-	"github.com/runlet/runlet/internal/pleg"
 	"github.com/runlet/runlet/internal/runtime"
-	"github.com/runlet/runlet/internal/runtime/runtimefake"
-	"github.com/runlet/runlet/internal/status"
-	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -55,23 +48,15 @@ func (f *fakeVolumes) CleanupPodDirs(keep func(string) bool) error {
 // no source holds, no worker is busy with and no backend object belongs to,
 // and only once every source has been seen.
 func TestPodDirsCleanedOnceGone(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	f := runtimefake.New()
-	if _, err := f.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: "in-backend", Namespace: "ns", Name: "b"}); err != nil {
-		t.Fatal(err)
-	}
-	cache := pleg.NewCache()
-	pl := pleg.New(f, cache, time.Hour, log)
-	pl.Relist(ctx)
 	vols := &fakeVolumes{dirs: []string{"desired", "in-backend", "worker", "gone"}}
 	seen := false
-	l := New(Config{SourcesSeen: func() bool { return seen }, PLEG: pl, Cache: cache, Status: status.NewManager(),
-		Runtime: kuberuntime.NewManager(kuberuntime.Config{Runtime: f, RuntimeName: "podman", Owner: "node-1", Log: log}),
-		Volumes: vols, Log: log})
-	l.workers = newPodWorkers(ctx, &fakeSyncer{calls: make(chan call, 100)}, l.queue, time.Hour, time.Hour)
+	e := newLoopEnv(t, envOptions{manual: true, syncer: &fakeSyncer{calls: make(chan call, 100)}, sourcesSeen: func() bool { return seen },
+		config: func(c *Config) { c.Volumes = vols }})
+	ctx, l := e.ctx, e.loop
+	if _, err := e.f.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: "in-backend", Namespace: "ns", Name: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	e.pl.Relist(ctx)
 	l.pods.set(&v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "desired", Name: "desired", Namespace: "ns"}})
 	// A pod being terminated: its worker still runs after the source dropped it.
 	l.workers.UpdatePod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "worker", Name: "w", Namespace: "ns"}}, SyncPodKill, nil)
@@ -92,15 +77,9 @@ func TestPodDirsCleanedOnceGone(t *testing.T) {
 // once (its containers stay for logs), a deleted pod's after its backend
 // objects.
 func TestSyncTerminatedPodTearsDownVolumes(t *testing.T) {
-	ctx := context.Background()
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	f := runtimefake.New()
-	cache := pleg.NewCache()
 	vols := &fakeVolumes{}
-	l := New(Config{SourcesSeen: func() bool { return true }, PLEG: pleg.New(f, cache, time.Hour, log), Cache: cache,
-		Status: status.NewManager(), Volumes: vols, Log: log,
-		Runtime: kuberuntime.NewManager(kuberuntime.Config{Runtime: f, RuntimeName: "podman", Owner: "node-1", Log: log})})
+	e := newLoopEnv(t, envOptions{manual: true, sourcesSeen: func() bool { return true }, config: func(c *Config) { c.Volumes = vols }})
+	ctx, l := e.ctx, e.loop
 	finished := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "finished", Name: "f", Namespace: "ns"}}
 	l.pods.set(finished)
 	if err := l.SyncTerminatedPod(ctx, finished, time.Time{}); err != nil {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
+	"github.com/runlet/runlet/internal/logtest"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -84,7 +84,7 @@ func run(t *testing.T, c *fake.Clientset, pods string) error {
 	defer cancel()
 	return Run(ctx, c, Options{
 		Namespace: "runlet-system", Workload: "deployment/edge", Pods: pods, Poll: 10 * time.Millisecond,
-		NodeSelector: "app.kubernetes.io/name=runlet,app.kubernetes.io/instance=edge", Log: logrus.New(),
+		NodeSelector: "app.kubernetes.io/name=runlet,app.kubernetes.io/instance=edge", Log: logtest.Discard(),
 	})
 }
 

@@ -2,7 +2,6 @@ package volume
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,9 +9,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/runlet/runlet/internal/logtest"
 	"github.com/runlet/runlet/internal/poddir"
 	"github.com/runlet/runlet/internal/volume/subpath"
-	"github.com/sirupsen/logrus"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -115,8 +114,7 @@ type testEnv struct {
 func newTestEnv(t *testing.T) *testEnv {
 	root := t.TempDir()
 	objs, tokens := newFakeObjects(), &fakeTokens{}
-	log := logrus.New()
-	log.SetOutput(io.Discard)
+	log := logtest.Discard()
 	m := NewManager(Config{Dirs: poddir.New(root), ConfigMaps: configMapsOf{objs}, Secrets: secretsOf{objs}, Tokens: tokens, Log: log})
 	fm := mount.NewFakeMounter(nil)
 	m.mounter = fm
