@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/runlet/runlet/internal/podutil"
+	"github.com/runlet/runlet/internal/runtime"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -39,7 +40,7 @@ const (
 	readinessGatesNotReady   = "ReadinessGatesNotReady"
 )
 
-func conditions(pod *v1.Pod, st *v1.PodStatus, sandboxReady bool) []v1.PodCondition {
+func conditions(pod *v1.Pod, st *v1.PodStatus, rs *runtime.PodStatus) []v1.PodCondition {
 	all := append(append([]v1.ContainerStatus{}, st.InitContainerStatuses...), st.ContainerStatuses...)
 	containersReady := containersReadyCondition(pod, all, st.Phase)
 	scheduled := v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue}
@@ -47,7 +48,7 @@ func conditions(pod *v1.Pod, st *v1.PodStatus, sandboxReady bool) []v1.PodCondit
 		scheduled.LastTransitionTime = c.LastTransitionTime
 	}
 	conds := []v1.PodCondition{
-		cond(v1.PodReadyToStartContainers, sandboxReady && st.Phase != v1.PodSucceeded && st.Phase != v1.PodFailed, ""),
+		readyToStartContainers(rs, st.Phase),
 		initializedCondition(pod, all, st.Phase),
 		containersReady,
 		podReadyCondition(pod, pod.Status.Conditions, containersReady),
@@ -56,11 +57,26 @@ func conditions(pod *v1.Pod, st *v1.PodStatus, sandboxReady bool) []v1.PodCondit
 	return append(conds, foreignConditions(pod.Status.Conditions)...)
 }
 
-func cond(t v1.PodConditionType, ok bool, falseReason string) v1.PodCondition {
-	if ok {
-		return v1.PodCondition{Type: t, Status: v1.ConditionTrue}
+// podSandboxNotReady is the kubelet's reason for a false
+// PodReadyToStartContainers (kubetypes.PodSandboxNotReadyReason).
+const podSandboxNotReady = "PodSandboxNotReady"
+
+// readyToStartContainers is True while the pod has a ready sandbox, whose
+// network is set up; otherwise it says why, in the kubelet's words
+// (kubetypes.PodSandboxNotReadyMsg*). A pod that reached a terminal phase
+// has its sandbox torn down: it starts no container again.
+func readyToStartContainers(rs *runtime.PodStatus, phase v1.PodPhase) v1.PodCondition {
+	msg := ""
+	switch sb := rs.Sandbox(); {
+	case sb == nil:
+		msg = "no pod sandbox exists"
+	case sb.State != runtime.SandboxReady || phase == v1.PodSucceeded || phase == v1.PodFailed:
+		msg = "pod sandbox is not ready"
 	}
-	return v1.PodCondition{Type: t, Status: v1.ConditionFalse, Reason: falseReason}
+	if msg == "" {
+		return v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionTrue}
+	}
+	return v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionFalse, Reason: podSandboxNotReady, Message: msg}
 }
 
 // containersReadyCondition is True when every regular container and every

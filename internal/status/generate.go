@@ -70,7 +70,7 @@ func Generate(in Input) v1.PodStatus {
 			st.HostIPs = append(st.HostIPs, v1.HostIP{IP: ip})
 		}
 	}
-	st.Conditions = conditions(pod, &st, in.Runtime.Sandbox() != nil && in.Runtime.Sandbox().State == runtime.SandboxReady)
+	st.Conditions = conditions(pod, &st, in.Runtime)
 	// The generation this status answers, on the status and on each
 	// condition runlet owns, as the kubelet does since PodObservedGenerationTracking went GA.
 	st.ObservedGeneration = pod.Generation
