@@ -1,6 +1,11 @@
-// Package pleg is the pod lifecycle event generator: a periodic relist of the
-// backend is the source of truth; the backend's event stream only asks for an
-// earlier relist.
+// Package pleg is the pod lifecycle event generator, as the kubelet's evented
+// PLEG: a periodic relist of the backend is the source of truth, every relist
+// period while the backend's event stream is down and every 300 s while it is
+// up. Each backend event names a pod to re-read on its own (a single-pod
+// refresh; a full relist where the backend cannot list one pod), deferred
+// while the pod's worker changes it so that one refresh covers the step; an
+// exit the backend reports is applied to the cached view at once. The Cache
+// is the runtime cache: the newest view of every pod.
 package pleg
 
 import (

@@ -1,6 +1,7 @@
 // Package runtime is the backend contract: the small surface the kubelet core
 // needs from a container backend. It speaks of sandboxes and containers, never
-// of Kubernetes objects, so that podman and runc can sit behind it unchanged.
+// of Kubernetes objects, so that any backend can sit behind it unchanged:
+// podman is the only one today (internal/runtime/podman); runc is planned.
 package runtime
 
 import (

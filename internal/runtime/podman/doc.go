@@ -1,9 +1,12 @@
 // Package podman is the runlet backend on podman's libpod REST API (prefix
-// /v4.0.0/libpod, served by podman 4.3 and 5.x) over a unix socket, with a
-// small net/http client and no podman Go modules.
+// /v4.0.0/libpod, served by podman 4.3 and 5.x) over a unix socket, TCP or
+// ssh (see Endpoint), with a small net/http client and no podman Go modules.
 //
 // One Kubernetes pod is one podman pod whose infra container holds the
-// shared net, ipc and uts namespaces. Restarts, probes and grace periods stay
+// shared ipc and uts namespaces, and the net namespace when the pod is on
+// podman's own network; in a network namespace runlet's pod network made,
+// each container joins that namespace by path (podman refuses a pod in a
+// namespace given by path). Restarts, probes and grace periods stay
 // in runlet: containers are created with restart_policy "no", and pods are
 // removed with timeout=0 once runlet has stopped them with grace.
 //
@@ -23,8 +26,9 @@
 //
 // Known limits: podman's list reports start and exit times in whole seconds,
 // so ListContainers inspects a container once per state change for the
-// nanosecond times (and OOMKilled); log timestamps from the API are whole
-// seconds on podman 4.3, so Logs reads the k8s-file log on disk when times
-// matter and falls back to the API when runlet cannot see it; PortForward needs CAP_SYS_ADMIN and the infra
-// process in runlet's PID namespace to reach loopback-only servers.
+// nanosecond times (and OOMKilled); Logs reads the k8s-file log on disk, as
+// the kubelet does (the API's timestamps are whole seconds on podman 4.3, and
+// its follower loses lines across a rotation), and falls back to the API when
+// runlet cannot see the file; PortForward needs CAP_SYS_ADMIN (and, on
+// podman's own network, the infra process in runlet's PID namespace) to reach loopback-only servers.
 package podman
