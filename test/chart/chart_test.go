@@ -216,14 +216,9 @@ func TestDefaultsAreHostModeOnTheHostsPodman(t *testing.T) {
 	if got, _ := arg(c.Args, "kubelet-port"); got != strconv.Itoa(int(kubelet.ContainerPort)) {
 		t.Errorf("--kubelet-port=%s, port %d", got, kubelet.ContainerPort)
 	}
-	if got, _ := arg(c.Args, "metrics-addr"); got != ":"+strconv.Itoa(int(metrics.ContainerPort)) {
-		t.Errorf("--metrics-addr=%s, port %d", got, metrics.ContainerPort)
-	}
-	for _, p := range []*v1.Probe{c.ReadinessProbe, c.LivenessProbe} {
-		if p == nil || p.HTTPGet == nil || !strings.HasPrefix(p.HTTPGet.Path, "/healthz") || p.HTTPGet.Port.StrVal != "metrics" {
-			t.Errorf("probe %+v; want /healthz on the metrics port", p)
-		}
-	}
+	// Plain HTTP without authentication: on the host's network, loopback only,
+	// where the kubelet's probes reach it.
+	checkMetricsEndpoint(t, c, "127.0.0.1", metrics.ContainerPort)
 	if !onlyOffVirtualNodes(spec.Affinity) {
 		t.Errorf("affinity %+v; want runlet kept off virtual nodes", spec.Affinity)
 	}
@@ -255,6 +250,20 @@ func onlyOffVirtualNodes(a *v1.Affinity) bool {
 		}
 	}
 	return true
+}
+
+// checkMetricsEndpoint: --metrics-addr listens on host (empty: every
+// address) at the metrics port, and both probes ask /healthz there.
+func checkMetricsEndpoint(t *testing.T, c v1.Container, host string, port int32) {
+	t.Helper()
+	if got, _ := arg(c.Args, "metrics-addr"); got != host+":"+strconv.Itoa(int(port)) {
+		t.Errorf("--metrics-addr=%s; want %s:%d", got, host, port)
+	}
+	for _, p := range []*v1.Probe{c.ReadinessProbe, c.LivenessProbe} {
+		if p == nil || p.HTTPGet == nil || !strings.HasPrefix(p.HTTPGet.Path, "/healthz") || p.HTTPGet.Port.StrVal != "metrics" || p.HTTPGet.Host != host {
+			t.Errorf("probe %+v; want /healthz on the metrics port at host %q", p, host)
+		}
+	}
 }
 
 func TestTwoReleasesDoNotCollide(t *testing.T) {
@@ -313,6 +322,8 @@ func TestRemoteModeNeedsNoHost(t *testing.T) {
 	if _, ok := arg(c.Args, "podman-identity"); !ok {
 		t.Error("no --podman-identity for an ssh:// socket")
 	}
+	// In its own network namespace the pod's probes come to the pod IP.
+	checkMetricsEndpoint(t, c, "", port(t, c, "metrics").ContainerPort)
 	sc := c.SecurityContext
 	if sc == nil || sc.Privileged != nil && *sc.Privileged || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot ||
 		sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
@@ -462,6 +473,8 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 	for set, want := range map[string]string{
 		"kubeletPort=abc":                    "kubeletPort",
 		"metricsPort=70000":                  "metricsPort",
+		"metricsAddress=localhost":           "metricsAddress",
+		"metricsAddress=abc":                 "metricsAddress",
 		"image.repository=":                  "image/repository",
 		"mode=elsewhere":                     "mode",
 		"uninstall.pods=leave":               "uninstall/pods",
