@@ -150,7 +150,7 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: status.NewManager(), backend: rt, mirror: mirrors, network: podNet}
 	c.pleg = pleg.New(rt, c.cache, o.PLEGRelistPeriod, log.WithField("component", "pleg"))
 	c.objects = newPodObjects(ctx, client)
-	c.volumes = newVolumes(ctx, o, client, c.objects, log)
+	c.volumes = newVolumes(ctx, o, client, c.objects, res.allocatable, log)
 	// Deleted API pods are removed from the apiserver once they terminated,
 	// not at the end of their grace period; terminal pods' statuses are
 	// written, which the framework does not do.
@@ -160,15 +160,19 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 	if err != nil {
 		log.WithError(err).Warn("resource allocations unreadable")
 	}
+	objs := c.objects.apiObjects() // one watch each serves env, volumes and pull secrets
 	mgr := kuberuntime.NewManager(kuberuntime.Config{
 		Runtime: rt, Recorder: rec, RuntimeName: host.RuntimeName, Owner: o.NodeName,
 		Dirs: poddir.New(o.RootDir), Volumes: c.volumes, Log: log.WithField("component", "kuberuntime"),
 		DNS: newDNSConfigurer(o, rec, nodeIP, log), ImagePullTimeout: o.ImagePullTimeout,
 		Liveness: c.prober.Liveness, Startup: c.prober.Startup,
-		Hooks:     lifecycle.NewRunner(rt, rec, log.WithField("component", "lifecycle")),
-		Node:      res.runtimeOptions(o),
-		Network:   podNetworkOf(podNet),
-		Resources: alloc,
+		Hooks:       lifecycle.NewRunner(rt, rec, log.WithField("component", "lifecycle")),
+		Node:        res.runtimeOptions(o),
+		Network:     podNetworkOf(podNet),
+		Resources:   alloc,
+		Env:         envvars.NewResolver(objs),
+		HostIPs:     []string{nodeIP},
+		PullSecrets: objs,
 	})
 	c.runtime = mgr
 	if err := mgr.PersistBackoff(filepath.Join(o.RootDir, "backoff.json")); err != nil {
@@ -259,12 +263,6 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		apiPods = pc.Pods
 		c.provider.Store(prov)
 		c.mirror.SetPodLister(pc.Pods)
-		objs := &envvars.APIObjects{
-			ConfigMaps: c.objects.configMaps, Secrets: c.objects.secrets, ServiceSource: c.objects.services,
-		}
-		c.runtime.SetEnv(envvars.NewResolver(objs), []string{nodeIP})
-		c.runtime.SetPullSecrets(objs)
-		c.volumes.SetNodeAllocatable(pc.Node.Status.Allocatable)
 		np := nodeinfo.NewProvider(c.backend, pc.Node, plegHealth(c.pleg), networkHealth(c.network)).WithPressure(c.eviction.Pressure, rec)
 		go watchPodCIDRs(ctx, client, o.NodeName, c.network, o.PodCIDR, np.Refresh)
 		return prov, np, nil

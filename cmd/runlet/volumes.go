@@ -11,6 +11,7 @@ import (
 	"github.com/runlet/runlet/internal/trustbundle"
 	"github.com/runlet/runlet/internal/volume"
 	"github.com/sirupsen/logrus"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -28,6 +29,11 @@ type podObjects struct {
 	services   *objects.Services
 }
 
+// apiObjects serves containers' environments and image pull secrets.
+func (p podObjects) apiObjects() *envvars.APIObjects {
+	return &envvars.APIObjects{ConfigMaps: p.configMaps, Secrets: p.secrets, ServiceSource: p.services}
+}
+
 func newPodObjects(ctx context.Context, client kubernetes.Interface) podObjects {
 	return podObjects{
 		configMaps: objects.NewConfigMaps(client, objectResync, ctx.Done()),
@@ -38,10 +44,10 @@ func newPodObjects(ctx context.Context, client kubernetes.Interface) podObjects 
 
 // newVolumes is the pods' volume manager: its files under --root-dir,
 // tokens from the TokenRequest API, trust anchors from ClusterTrustBundles.
-func newVolumes(ctx context.Context, o *options, client kubernetes.Interface, objs podObjects, log *logrus.Entry) *volume.Manager {
+func newVolumes(ctx context.Context, o *options, client kubernetes.Interface, objs podObjects, allocatable v1.ResourceList, log *logrus.Entry) *volume.Manager {
 	return volume.NewManager(volume.Config{
 		Dirs: poddir.New(o.RootDir), ConfigMaps: objs.configMaps, Secrets: objs.secrets,
 		Tokens: token.NewManager(client, ctx.Done()), TrustBundles: trustbundle.New(client, ctx.Done()), Client: client,
-		ResourceFieldRef: envvars.ResourceFieldValue, Log: log.WithField("component", "volume"),
+		ResourceFieldRef: envvars.ResourceFieldValue, NodeAllocatable: allocatable, Log: log.WithField("component", "volume"),
 	})
 }

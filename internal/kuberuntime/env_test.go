@@ -3,7 +3,6 @@ package kuberuntime
 import (
 	"testing"
 
-	"github.com/runlet/runlet/internal/envvars"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -11,8 +10,7 @@ import (
 // (the pod's IPs are the node's), and its sandbox's own address otherwise.
 func TestHostNetworkPodIP(t *testing.T) {
 	for _, hostNetwork := range []bool{false, true} {
-		e := newEnv(t)
-		e.m.SetEnv(envvars.NewResolver(nil), []string{"192.0.2.7"})
+		e := newEnv(t, func(c *Config) { c.HostIPs = []string{"192.0.2.7"} })
 		pod := newPod(v1.RestartPolicyAlways, "c")
 		pod.Spec.HostNetwork = hostNetwork
 		pod.Spec.Containers[0].Env = []v1.EnvVar{

@@ -78,7 +78,7 @@ func (m *Manager) ensureImageVolumes(ctx context.Context, pod *v1.Pod, c *v1.Con
 
 // pull pulls the image with the pod's credentials and reports it.
 func (m *Manager) pull(ctx context.Context, pod *v1.Pod, c *v1.Container, key string) (Result, error) {
-	secrets, missing := images.PullSecrets(pod, m.pullSecretGetter())
+	secrets, missing := images.PullSecrets(pod, m.secrets)
 	if len(missing) > 0 {
 		m.log.WithField("pod", pod.Namespace+"/"+pod.Name).WithField("secrets", missing).
 			Info("Unable to retrieve pull secret, the image pull may not succeed.")

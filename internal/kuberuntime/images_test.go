@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/images"
 	"github.com/runlet/runlet/internal/logtest"
 	"github.com/runlet/runlet/internal/poddir"
 	"github.com/runlet/runlet/internal/runtime"
@@ -75,11 +76,14 @@ func (r *registry) pullCount() int {
 	return r.pulls
 }
 
-func newImageManager(t *testing.T, r *registry) (*Manager, *record.FakeRecorder) {
+func newImageManager(t *testing.T, r *registry, secrets ...images.SecretGetter) (*Manager, *record.FakeRecorder) {
 	log := logtest.Discard()
 	rec := record.NewFakeRecorder(1000)
-	return NewManager(Config{Runtime: r, Recorder: rec, RuntimeName: "podman", Owner: "node-1", Log: log,
-		Dirs: poddir.New(t.TempDir())}), rec
+	cfg := Config{Runtime: r, Recorder: rec, RuntimeName: "podman", Owner: "node-1", Log: log, Dirs: poddir.New(t.TempDir())}
+	if len(secrets) > 0 {
+		cfg.PullSecrets = secrets[0]
+	}
+	return NewManager(cfg), rec
 }
 
 // imageEvents drains the recorder, leaving out MissingClusterDNS (the test
@@ -233,8 +237,7 @@ func (s pullSecretMap) Secret(ns, name string) (*v1.Secret, error) {
 func TestPullUsesPodSecrets(t *testing.T) {
 	r := newRegistry()
 	close(r.release)
-	m, _ := newImageManager(t, r)
-	m.SetPullSecrets(pullSecretMap{"ns/creds": {Type: v1.SecretTypeDockerConfigJson, Data: map[string][]byte{
+	m, _ := newImageManager(t, r, pullSecretMap{"ns/creds": {Type: v1.SecretTypeDockerConfigJson, Data: map[string][]byte{
 		v1.DockerConfigJsonKey: []byte(`{"auths":{"reg.example":{"username":"alice","password":"s3cret"}}}`)}}})
 	pod := podWithImage("p1", "reg.example/private:1")
 	pod.Spec.ImagePullSecrets = []v1.LocalObjectReference{{Name: "missing"}, {Name: "creds"}}
@@ -252,8 +255,7 @@ func TestPullFailureNamesMissingSecrets(t *testing.T) {
 	r := newRegistry()
 	r.fail = errors.New("unauthorized: authentication required")
 	close(r.release)
-	m, rec := newImageManager(t, r)
-	m.SetPullSecrets(pullSecretMap{})
+	m, rec := newImageManager(t, r, pullSecretMap{})
 	pod := podWithImage("p1", "reg.example/private:1")
 	pod.Spec.ImagePullSecrets = []v1.LocalObjectReference{{Name: "gone"}, {Name: "also-gone"}}
 	if _, err := m.SyncPod(context.Background(), pod, &runtime.PodStatus{UID: "p1"}); err == nil {

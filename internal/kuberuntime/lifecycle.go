@@ -71,8 +71,6 @@ func (m *Manager) podIP(pod *v1.Pod, sb *runtime.Sandbox) string {
 	if sb != nil && len(sb.IPs) > 0 && !pod.Spec.HostNetwork {
 		return sb.IPs[0]
 	}
-	m.envMu.RLock()
-	defer m.envMu.RUnlock()
 	if len(m.hostIPs) > 0 {
 		return m.hostIPs[0]
 	}

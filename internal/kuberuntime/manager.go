@@ -61,6 +61,14 @@ type Config struct {
 	// Resources records what each container was given, for in-place
 	// resizes; nil: running containers keep what they started with.
 	Resources ResourceRecord
+	// Env resolves containers' environments from configMaps, secrets and
+	// services; nil: a resolver with no API objects (tests).
+	Env *envvars.Resolver
+	// HostIPs are the node's addresses (status.hostIP, the pod IPs of a
+	// host-network pod).
+	HostIPs []string
+	// PullSecrets reads pods' imagePullSecrets; nil: none are read.
+	PullSecrets images.SecretGetter
 }
 
 // Manager acts on the backend for pods.
@@ -82,7 +90,6 @@ type Manager struct {
 	// starts bounds the pods being started at once (see startSlot).
 	starts chan struct{}
 
-	envMu   sync.RWMutex
 	env     *envvars.Resolver
 	hostIPs []string
 	secrets images.SecretGetter
@@ -115,6 +122,9 @@ func NewManager(cfg Config) *Manager {
 	if cfg.HostsFile == "" {
 		cfg.HostsFile = "/etc/hosts"
 	}
+	if cfg.Env == nil {
+		cfg.Env = envvars.NewResolver(nil)
+	}
 	return &Manager{
 		rt: cfg.Runtime, rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs,
 		liveness: cfg.Liveness, startup: cfg.Startup, hooks: cfg.Hooks, node: cfg.Node,
@@ -124,7 +134,9 @@ func NewManager(cfg Config) *Manager {
 		waiting:         map[string]map[string]status.Waiting{},
 		messages:        map[string]map[string]string{},
 		podCgroupTarget: map[string]runtime.Resources{},
-		env:             envvars.NewResolver(nil),
+		env:             cfg.Env,
+		hostIPs:         cfg.HostIPs,
+		secrets:         cfg.PullSecrets,
 		starts:          make(chan struct{}, parallelPodStarts),
 		dns:             cfg.DNS,
 		hostsFile:       cfg.HostsFile,
@@ -140,34 +152,9 @@ func NewManager(cfg Config) *Manager {
 // 0.80-0.88 of raw podman's burst rate against 0.73-0.74 unbounded).
 const parallelPodStarts = 4
 
-// SetEnv sets where containers' environments draw configMaps, secrets and
-// services from, and the node's IPs (status.hostIP). The framework's
-// informers exist only once the node is built, after the manager.
-func (m *Manager) SetEnv(r *envvars.Resolver, hostIPs []string) {
-	m.envMu.Lock()
-	defer m.envMu.Unlock()
-	m.env, m.hostIPs = r, hostIPs
-}
-
-// SetPullSecrets sets where the pods' imagePullSecrets are read from
-// (the framework's informers exist only once the node is built).
-func (m *Manager) SetPullSecrets(get images.SecretGetter) {
-	m.envMu.Lock()
-	defer m.envMu.Unlock()
-	m.secrets = get
-}
-
-func (m *Manager) pullSecretGetter() images.SecretGetter {
-	m.envMu.RLock()
-	defer m.envMu.RUnlock()
-	return m.secrets
-}
-
 // containerEnv builds the container's environment for the sandbox it joins.
 func (m *Manager) containerEnv(pod *v1.Pod, c *v1.Container, sb *runtime.Sandbox) ([]v1.EnvVar, error) {
-	m.envMu.RLock()
 	r, hostIPs := m.env, m.hostIPs
-	m.envMu.RUnlock()
 	podIPs := sb.IPs
 	if pod.Spec.HostNetwork {
 		// the pod's IPs are the node's, as its status says (the kubelet

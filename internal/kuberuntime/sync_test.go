@@ -26,14 +26,17 @@ type env struct {
 	pleg  *pleg.PLEG
 }
 
-func newEnv(t *testing.T) *env {
+// newEnv builds a manager over the fake backend; opts change its Config.
+func newEnv(t *testing.T, opts ...func(*Config)) *env {
 	log := logtest.Discard()
 	f := runtimefake.New()
 	cache := pleg.NewCache()
-	return &env{t: t, ctx: context.Background(), f: f, cache: cache,
-		m: NewManager(Config{Runtime: f, Recorder: record.NewFakeRecorder(1000), RuntimeName: "podman", Owner: "node-1", Log: log,
-			Dirs: poddir.New(t.TempDir())}),
-		pleg: pleg.New(f, cache, time.Hour, log)}
+	cfg := Config{Runtime: f, Recorder: record.NewFakeRecorder(1000), RuntimeName: "podman", Owner: "node-1", Log: log,
+		Dirs: poddir.New(t.TempDir())}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &env{t: t, ctx: context.Background(), f: f, cache: cache, m: NewManager(cfg), pleg: pleg.New(f, cache, time.Hour, log)}
 }
 
 // status relists the fake, as the PLEG does before each sync.

@@ -72,7 +72,11 @@ type Config struct {
 	// ResourceFieldRef resolves a downward API resourceFieldRef of a
 	// container (internal/envvars: the same rules as for env).
 	ResourceFieldRef func(pod *v1.Pod, c *v1.Container, ref *v1.ResourceFieldSelector, allocatable v1.ResourceList) (string, error)
-	Log              logrus.FieldLogger
+	// NodeAllocatable is the node's allocatable resources: the default size
+	// of a memory-backed emptyDir, and a resourceFieldRef's limit where the
+	// container sets none.
+	NodeAllocatable v1.ResourceList
+	Log             logrus.FieldLogger
 }
 
 // Manager sets up and tears down pods' volumes.
@@ -83,24 +87,9 @@ type Manager struct {
 
 	mu   sync.Mutex
 	pods map[types.UID]*podVolumes
-	// allocatable is the node's allocatable resources: the default size of
-	// a memory-backed emptyDir.
-	allocatable v1.ResourceList
 }
 
-// SetNodeAllocatable tells the manager the node's allocatable resources,
-// known once the node is described (after the manager is built).
-func (m *Manager) SetNodeAllocatable(r v1.ResourceList) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.allocatable = r.DeepCopy()
-}
-
-func (m *Manager) nodeAllocatable() v1.ResourceList {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.allocatable
-}
+func (m *Manager) nodeAllocatable() v1.ResourceList { return m.cfg.NodeAllocatable }
 
 // podVolumes is what the manager set up for one pod.
 type podVolumes struct {

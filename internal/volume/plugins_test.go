@@ -16,7 +16,7 @@ import (
 // sizeLimit, capped by the pod's memory limit and node allocatable memory.
 func TestEmptyDir(t *testing.T) {
 	e := newTestEnv(t)
-	e.m.SetNodeAllocatable(v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")})
+	e.m.cfg.NodeAllocatable = v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")}
 	size := resource.MustParse("64Mi")
 	pod := testPod(
 		v1.Volume{Name: "disk", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
@@ -42,8 +42,7 @@ func TestEmptyDir(t *testing.T) {
 }
 
 func TestTmpfsSize(t *testing.T) {
-	m := NewManager(Config{})
-	m.SetNodeAllocatable(v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")})
+	m := NewManager(Config{NodeAllocatable: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")}})
 	limited := func(limits ...string) *v1.Pod {
 		p := testPod()
 		p.Spec.Containers = nil
