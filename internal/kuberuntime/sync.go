@@ -197,7 +197,7 @@ func (m *Manager) startCreated(ctx context.Context, pod *v1.Pod, c *v1.Container
 		if rmErr := m.rt.RemoveContainer(ctx, cur.ID); rmErr != nil && !errors.Is(rmErr, runtime.ErrNotFound) {
 			m.log.WithError(rmErr).WithField("container", cur.ID).Warn("removing a container that failed to start failed")
 		}
-		return m.failStart(pod, c, err)
+		return m.failStart(ctx, pod, c, sb, err)
 	}
 	m.setWaiting(string(pod.UID), c.Name, nil)
 	m.event(pod, v1.EventTypeNormal, "Started", "Started container %s", c.Name)
@@ -242,17 +242,36 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contain
 	m.event(pod, v1.EventTypeNormal, "Created", "Created container: %s", c.Name)
 	m.recordActuated(pod, c)
 	if err := m.rt.StartContainer(ctx, id); err != nil {
-		return m.failStart(pod, c, err)
+		return m.failStart(ctx, pod, c, sb, err)
 	}
 	m.setWaiting(uid, c.Name, nil)
 	m.event(pod, v1.EventTypeNormal, "Started", "Started container %s", c.Name)
 	return Result{Changed: true}, m.runPostStart(ctx, pod, c, id, sb)
 }
 
-func (m *Manager) failStart(pod *v1.Pod, c *v1.Container, err error) (Result, error) {
+func (m *Manager) failStart(ctx context.Context, pod *v1.Pod, c *v1.Container, sb *runtime.Sandbox, err error) (Result, error) {
+	if errors.Is(err, runtime.ErrSandboxStart) {
+		return m.failSandboxStart(ctx, pod, c, sb, err)
+	}
 	m.setWaiting(string(pod.UID), c.Name, &status.Waiting{Reason: "RunContainerError", Message: err.Error()})
 	m.event(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
 	return Result{Changed: true}, fmt.Errorf("start container %s: %w", c.Name, err)
+}
+
+// failSandboxStart: the sandbox the container's start started first did not
+// start. As when the kubelet's RunPodSandbox fails, the pod waits in
+// ContainerCreating with a FailedCreatePodSandBox event, and the sandbox is
+// removed for the next sync to create afresh.
+func (m *Manager) failSandboxStart(ctx context.Context, pod *v1.Pod, c *v1.Container, sb *runtime.Sandbox, err error) (Result, error) {
+	m.setWaiting(string(pod.UID), c.Name, nil)
+	m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+	cleanup := context.WithoutCancel(ctx)
+	if rmErr := m.rt.RemoveSandbox(cleanup, sb.ID); rmErr != nil && !errors.Is(rmErr, runtime.ErrNotFound) {
+		m.log.WithError(rmErr).WithField("pod", pod.Namespace+"/"+pod.Name).Warn("removing a sandbox that did not start failed")
+	} else if derr := m.detachNetwork(cleanup, sb.NetNS); derr != nil {
+		m.log.WithError(derr).WithField("pod", pod.Namespace+"/"+pod.Name).Warn("releasing the network of a sandbox that did not start failed")
+	}
+	return Result{Changed: true}, fmt.Errorf("create sandbox: %w", err)
 }
 
 // pruneOld removes exited containers older than the previous attempt of each

@@ -3,6 +3,7 @@ package kuberuntime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -275,5 +276,43 @@ func TestSyncPodReplacesCreatedThatCannotStart(t *testing.T) {
 		if c.ID == stuck.ID {
 			t.Errorf("the container that could not start is still there")
 		}
+	}
+}
+
+// A first start that the backend could not give its sandbox (podman starts
+// a pod's infra with its first container) is a failed sandbox creation, as
+// on the kubelet: FailedCreatePodSandBox, no RunContainerError, and the
+// sandbox removed so that the next sync makes a new one.
+func TestSyncPodSandboxThatDidNotStart(t *testing.T) {
+	rec := record.NewFakeRecorder(100)
+	e := newEnv(t, func(c *Config) { c.Recorder = rec })
+	e.f.Fail("StartContainer", fmt.Errorf("%w: applying cgroup configuration: cannot allocate memory", runtime.ErrSandboxStart))
+	pod := newPod(v1.RestartPolicyAlways, "c")
+	if _, err := e.sync(pod); !errors.Is(err, runtime.ErrSandboxStart) {
+		t.Fatalf("sync error = %v; want the sandbox's", err)
+	}
+	if w, ok := e.m.Waiting(string(pod.UID))["c"]; ok {
+		t.Errorf("container waiting %+v; want none of its own (the pod waits in ContainerCreating)", w)
+	}
+	var sandboxEvent bool
+	for len(rec.Events) > 0 {
+		ev := <-rec.Events
+		sandboxEvent = sandboxEvent || strings.HasPrefix(ev, "Warning FailedCreatePodSandBox Failed to create pod sandbox: ") && strings.Contains(ev, "cgroup")
+		if strings.Contains(ev, "RunContainerError") || strings.HasPrefix(ev, "Warning Failed ") {
+			t.Errorf("event %q; want the sandbox's failure, not the container's", ev)
+		}
+	}
+	if !sandboxEvent {
+		t.Error("no FailedCreatePodSandBox event naming the cause")
+	}
+	if sbs := e.f.Sandboxes(); len(sbs) != 0 {
+		t.Errorf("sandboxes %+v left; want the one that did not start removed", sbs)
+	}
+	e.f.Fail("StartContainer", nil)
+	if _, err := e.sync(pod); err != nil {
+		t.Fatalf("next sync: %v", err)
+	}
+	if cur := e.latest(pod, "c"); cur.State != runtime.ContainerRunning {
+		t.Errorf("container %v after the retry; want running in a new sandbox", cur.State)
 	}
 }

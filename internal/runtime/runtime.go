@@ -34,6 +34,11 @@ const (
 var (
 	ErrNotFound      = errors.New("not found")
 	ErrImageNotFound = errors.New("image not found")
+	// ErrSandboxStart: a container's start that started its sandbox first
+	// (a backend may start a sandbox with its first container) failed
+	// because the sandbox did not start. The core handles it as a failed
+	// sandbox creation.
+	ErrSandboxStart = errors.New("pod sandbox did not start")
 )
 
 // PullPolicy mirrors v1.PullPolicy without importing the Kubernetes API.

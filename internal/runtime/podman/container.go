@@ -180,19 +180,44 @@ func (b *Backend) learnCgroup(id, sandboxID string, meta sandboxMeta) {
 
 // StartContainer starts a created container.
 func (b *Backend) StartContainer(ctx context.Context, id string) error {
-	if err := b.client.StartContainer(ctx, id); err != nil {
-		return wrapf(err, "starting container %s", shortID(id))
-	}
 	b.mu.Lock()
 	of, pending := b.infraPending[id]
+	b.mu.Unlock()
+	if err := b.client.StartContainer(ctx, id); err != nil {
+		err = wrapf(err, "starting container %s", shortID(id))
+		if !pending {
+			return err
+		}
+		if err := b.infraStartError(ctx, of, err); err != nil {
+			return err
+		}
+	}
+	if !pending {
+		return nil
+	}
+	b.mu.Lock()
 	delete(b.infraPending, id)
 	b.mu.Unlock()
-	if pending {
-		// The infra runs now; an inspect that fails leaves the cgroup to the
-		// next relist's inspect of the container.
-		if meta, err := b.inspectSandbox(ctx, of.pod, of.infra); err == nil && meta.infraCgroup != "" {
-			b.ooms.learnFromInfra(id, meta.infraID, meta.infraCgroup)
-		}
+	// The infra runs now; an inspect that fails leaves the cgroup to the
+	// next relist's inspect of the container.
+	if meta, err := b.inspectSandbox(ctx, of.pod, of.infra); err == nil && meta.infraCgroup != "" {
+		b.ooms.learnFromInfra(id, meta.infraID, meta.infraCgroup)
+	}
+	return nil
+}
+
+// infraStartError tells a failed first start apart: when the pod's infra
+// did not start either, the sandbox failed, and podman's answer to the
+// container start ("starting some containers: internal libpod error") does
+// not say why; a pod start does. A pod start that works started the
+// container with it.
+func (b *Backend) infraStartError(ctx context.Context, of infraOf, startErr error) error {
+	ic, err := b.client.InspectContainer(ctx, of.infra)
+	if err != nil || ic.State.Running {
+		return startErr
+	}
+	if err := b.client.StartPod(ctx, of.pod); err != nil {
+		return fmt.Errorf("%w: %w", runtime.ErrSandboxStart, infraHint(err))
 	}
 	return nil
 }

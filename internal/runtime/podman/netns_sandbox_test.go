@@ -2,7 +2,9 @@ package podman
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,15 +19,7 @@ import (
 // cgroup is known at once for the OOM recorder.
 func TestSandboxInCoreNetnsStartsWithFirstContainer(t *testing.T) {
 	b := realBackend(t)
-	dir := filepath.Join(shortTempDir(t), "netns")
-	if err := netns.EnsureSharedDir(dir); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "pod")
-	if err := netns.Pin(path); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = netns.Remove(path) })
+	path := pinnedNetns(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
@@ -70,6 +64,48 @@ func TestSandboxInCoreNetnsStartsWithFirstContainer(t *testing.T) {
 	if learned == "" || learned != ic.State.CgroupPath {
 		t.Errorf("OOM recorder learned cgroup %q at start; the container's is %q", learned, ic.State.CgroupPath)
 	}
+}
+
+// When the infra cannot start (a pod cgroup too small for it), the first
+// container's start says so as the sandbox's failure, with podman's reason,
+// which its container start alone does not give.
+func TestFirstStartReportsTheSandboxFailure(t *testing.T) {
+	b := realBackend(t)
+	path := pinnedNetns(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := runtime.SandboxConfig{PodUID: "0f6c2f1e-netns-tiny-cgroup", Namespace: runtimetest.Namespace,
+		Name: "netns-tiny-cgroup", Hostname: "netns-tiny-cgroup", NetNS: path, IPs: []string{"10.250.0.8"},
+		Resources: runtime.Resources{MemoryBytes: 1024}}
+	sb, err := b.CreateSandbox(ctx, cfg)
+	if err != nil {
+		t.Fatalf("CreateSandbox: %v", err)
+	}
+	t.Cleanup(func() { _ = b.RemoveSandbox(context.Background(), sb.ID) })
+	id, err := b.CreateContainer(ctx, sb.ID, runtime.ContainerConfig{Name: "c", Image: runtimetest.Image, Command: []string{"sleep", "600"}})
+	if err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	err = b.StartContainer(ctx, id)
+	if !errors.Is(err, runtime.ErrSandboxStart) || !strings.Contains(err.Error(), "cgroup") {
+		t.Errorf("StartContainer = %v; want ErrSandboxStart with the cgroup's refusal", err)
+	}
+}
+
+// pinnedNetns is a network namespace pinned for the test, as the core's
+// pod network pins one per pod.
+func pinnedNetns(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(shortTempDir(t), "netns")
+	if err := netns.EnsureSharedDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "pod")
+	if err := netns.Pin(path); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = netns.Remove(path) })
+	return path
 }
 
 func infraState(t *testing.T, b *Backend, podID string) string {
