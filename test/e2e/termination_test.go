@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 )
 
 // TestTermination: termination messages, activeDeadlineSeconds and prompt
@@ -141,7 +139,7 @@ func testIgnoredSIGTERM(t *testing.T, node, ns string) {
 	pod := defaultGrace(framework.PodFor(node, ns, "stubborn", framework.Busybox("c", "sleep", "3600")))
 	created := framework.CreatePod(t, pod)
 	framework.WaitForPodPhase(t, ns, pod.Name, v1.PodRunning, 90*time.Second)
-	exits := watchExits(t, ns, pod.Name)
+	since := time.Now()
 	framework.DeletePod(t, ns, pod.Name, nil)
 	time.Sleep(graceWindow)
 	running := 0
@@ -158,63 +156,9 @@ func testIgnoredSIGTERM(t *testing.T, node, ns string) {
 		t.Errorf("pod object gone while its container runs: %v", err)
 	}
 	framework.WaitForPodGone(t, ns, pod.Name, 60*time.Second)
-	if code, seen := exits.code("c"); !seen || code != 137 {
-		t.Errorf("the pod's status before its removal showed container c terminated: %v, exit code %d; want 137 (SIGKILL at the end of the grace period)", seen, code)
+	if code := exitCodeOf(t, created.UID, since, "c"); code != 137 {
+		t.Errorf("container exited %d; want 137 (SIGKILL at the end of the grace period)", code)
 	}
-}
-
-// exitWatch keeps, from a watch of a pod opened before its deletion, each
-// container's last terminated exit code in the pod's status. A node writes
-// that status before it removes the pod, and the watch delivers both in
-// order, however loaded the host: the codes are complete once the watch
-// delivered the deletion.
-type exitWatch struct {
-	mu    sync.Mutex
-	codes map[string]int32
-	gone  chan struct{}
-}
-
-func watchExits(t *testing.T, ns, name string) *exitWatch {
-	t.Helper()
-	w, err := framework.Get(t).Client.CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{FieldSelector: "metadata.name=" + name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
-	e := &exitWatch{codes: map[string]int32{}, gone: make(chan struct{})}
-	go func() {
-		for ev := range w.ResultChan() {
-			if p, ok := ev.Object.(*v1.Pod); ok {
-				e.mu.Lock()
-				for _, cs := range p.Status.ContainerStatuses {
-					if cs.State.Terminated != nil {
-						e.codes[cs.Name] = cs.State.Terminated.ExitCode
-					}
-				}
-				e.mu.Unlock()
-			}
-			if ev.Type == watch.Deleted {
-				close(e.gone)
-				return
-			}
-		}
-	}()
-	return e
-}
-
-// code is called once the pod is gone: the watch delivers the deletion
-// behind the GET that saw it gone, by the apiserver's fan-out delay, which
-// 30 s bounds with room.
-func (e *exitWatch) code(name string) (int32, bool) {
-	select {
-	case <-e.gone:
-	case <-time.After(30 * time.Second):
-		return 0, false
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	c, ok := e.codes[name]
-	return c, ok
 }
 
 // testForcedDeletion: a forced deletion (grace 0) still gives a container
