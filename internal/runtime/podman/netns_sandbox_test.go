@@ -19,17 +19,9 @@ import (
 // cgroup is known at once for the OOM recorder.
 func TestSandboxInCoreNetnsStartsWithFirstContainer(t *testing.T) {
 	b := realBackend(t)
-	path := pinnedNetns(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-
-	cfg := runtime.SandboxConfig{PodUID: "0f6c2f1e-netns-first-start", Namespace: runtimetest.Namespace,
-		Name: "netns-first-start", Hostname: "netns-first-start", NetNS: path, IPs: []string{"10.250.0.7"}}
-	sb, err := b.CreateSandbox(ctx, cfg)
-	if err != nil {
-		t.Fatalf("CreateSandbox: %v", err)
-	}
-	t.Cleanup(func() { _ = b.RemoveSandbox(context.Background(), sb.ID) })
+	sb := netnsSandbox(ctx, t, b, "netns-first-start", "10.250.0.7", runtime.Resources{})
 	if sb.State != runtime.SandboxReady || len(sb.IPs) != 1 || sb.IPs[0] != "10.250.0.7" {
 		t.Fatalf("CreateSandbox = %s %v; want ready with the network's address", sb.State, sb.IPs)
 	}
@@ -71,17 +63,9 @@ func TestSandboxInCoreNetnsStartsWithFirstContainer(t *testing.T) {
 // which its container start alone does not give.
 func TestFirstStartReportsTheSandboxFailure(t *testing.T) {
 	b := realBackend(t)
-	path := pinnedNetns(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg := runtime.SandboxConfig{PodUID: "0f6c2f1e-netns-tiny-cgroup", Namespace: runtimetest.Namespace,
-		Name: "netns-tiny-cgroup", Hostname: "netns-tiny-cgroup", NetNS: path, IPs: []string{"10.250.0.8"},
-		Resources: runtime.Resources{MemoryBytes: 1024}}
-	sb, err := b.CreateSandbox(ctx, cfg)
-	if err != nil {
-		t.Fatalf("CreateSandbox: %v", err)
-	}
-	t.Cleanup(func() { _ = b.RemoveSandbox(context.Background(), sb.ID) })
+	sb := netnsSandbox(ctx, t, b, "netns-tiny-cgroup", "10.250.0.8", runtime.Resources{MemoryBytes: 1024})
 	id, err := b.CreateContainer(ctx, sb.ID, runtime.ContainerConfig{Name: "c", Image: runtimetest.Image, Command: []string{"sleep", "600"}})
 	if err != nil {
 		t.Fatalf("CreateContainer: %v", err)
@@ -90,6 +74,21 @@ func TestFirstStartReportsTheSandboxFailure(t *testing.T) {
 	if !errors.Is(err, runtime.ErrSandboxStart) || !strings.Contains(err.Error(), "cgroup") {
 		t.Errorf("StartContainer = %v; want ErrSandboxStart with the cgroup's refusal", err)
 	}
+}
+
+// netnsSandbox creates a sandbox named name in a network namespace pinned
+// for the test, with the address the core's network would have given it,
+// and removes it at the end.
+func netnsSandbox(ctx context.Context, t *testing.T, b *Backend, name, ip string, res runtime.Resources) runtime.Sandbox {
+	t.Helper()
+	cfg := runtime.SandboxConfig{PodUID: "0f6c2f1e-" + name, Namespace: runtimetest.Namespace, Name: name, Hostname: name,
+		NetNS: pinnedNetns(t), IPs: []string{ip}, Resources: res}
+	sb, err := b.CreateSandbox(ctx, cfg)
+	if err != nil {
+		t.Fatalf("CreateSandbox: %v", err)
+	}
+	t.Cleanup(func() { _ = b.RemoveSandbox(context.Background(), sb.ID) })
+	return sb
 }
 
 // pinnedNetns is a network namespace pinned for the test, as the core's
