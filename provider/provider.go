@@ -25,8 +25,9 @@ type Config struct {
 	// Source is where the api source's snapshots go.
 	Source chan<- []*v1.Pod
 	Status *status.Manager
-	// Runtime and Pods back the kubelet API handlers (logs, exec, ...).
-	Runtime runtime.Runtime
+	// Runtime's streaming role and Pods back the kubelet API handlers
+	// (logs, exec, attach, port-forward).
+	Runtime runtime.Streamer
 	Pods    PodLookup
 	// APIPods is the framework's informer view of pods bound to the node.
 	APIPods corev1listers.PodLister

@@ -79,7 +79,7 @@ func clusterCAWatch(ctx context.Context, log *logrus.Entry) func([]byte) {
 // newStats measures runlet's root dir as the node filesystem and podman's
 // storage, when it is on this host, as the image filesystem; the pods'
 // volumes under the root dir, and the containers' logs and writable layers.
-func newStats(o *options, c *core, host runtime.HostInfo, files stats.ContainerFiles) *stats.Collector {
+func newStats(o *options, c *core, host runtime.HostInfo, files runtime.Files) *stats.Collector {
 	c.nodeFs, c.imageFs = storagePath(o.RootDir), host.StorageRoot
 	if _, err := os.Stat(c.imageFs); c.imageFs == "" || err != nil {
 		c.imageFs = c.nodeFs

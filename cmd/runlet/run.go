@@ -87,7 +87,7 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	}
 	log.WithFields(logrus.Fields{"runtime": host.RuntimeName + " " + host.RuntimeVersion, "oci": host.OCIRuntime,
 		"cgroup": host.CgroupVersion}).Info("container backend ready")
-	for _, l := range backend.RemoteLimitations() {
+	for _, l := range backend.Capabilities().Limitations {
 		log.WithField("podman", o.PodmanSocket).Warn("remote podman: " + l)
 	}
 
@@ -198,8 +198,7 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 		Prober:       c.prober,
 		ProbeResults: c.prober.Updates(),
 	})
-	files, _ := rt.(stats.ContainerFiles)
-	c.stats = newStats(o, c, host, files)
+	c.stats = newStats(o, c, host, rt)
 	c.eviction = newEvictionManager(ctx, o, c, rec, log)
 	return c
 }

@@ -26,7 +26,7 @@ type Pull struct {
 // for it any more (a caller stops waiting when its context ends: its pod was
 // deleted).
 type Puller struct {
-	rt      runtime.Runtime
+	rt      runtime.Images
 	timeout time.Duration
 
 	mu    sync.Mutex
@@ -47,7 +47,7 @@ type pull struct {
 const DefaultPullTimeout = 10 * time.Minute
 
 // NewPuller returns a puller on rt; timeout <= 0 means DefaultPullTimeout.
-func NewPuller(rt runtime.Runtime, timeout time.Duration) *Puller {
+func NewPuller(rt runtime.Images, timeout time.Duration) *Puller {
 	if timeout <= 0 {
 		timeout = DefaultPullTimeout
 	}

@@ -44,20 +44,13 @@ func orDefault(p, d v1.Protocol) v1.Protocol {
 }
 
 func podLabels(pod *v1.Pod) map[string]string {
-	return map[string]string{
-		runtime.LabelManaged:      "true",
-		runtime.LabelPodUID:       string(pod.UID),
-		runtime.LabelPodNamespace: pod.Namespace,
-		runtime.LabelPodName:      pod.Name,
-	}
+	return runtime.PodLabels(string(pod.UID), pod.Namespace, pod.Name)
 }
 
 // containerConfig maps one container of the pod to the backend, with the
 // environment built for it; $(VAR) in command and args expand from it.
 func containerConfig(pod *v1.Pod, c *v1.Container, env []v1.EnvVar, attempt int, init bool) runtime.ContainerConfig {
-	labels := podLabels(pod)
-	labels[runtime.LabelContainerName] = c.Name
-	labels[runtime.LabelAttempt] = strconv.Itoa(attempt)
+	labels := runtime.ContainerLabels(podLabels(pod), c.Name, attempt)
 	labels[runtime.LabelSpecHash] = HashContainer(c)
 	if init {
 		labels[runtime.LabelInit] = "true"
@@ -72,7 +65,6 @@ func containerConfig(pod *v1.Pod, c *v1.Container, env []v1.EnvVar, attempt int,
 		Env:         envStrings(env),
 		WorkingDir:  c.WorkingDir,
 		Stdin:       c.Stdin,
-		StdinOnce:   c.StdinOnce,
 		TTY:         c.TTY,
 		Labels:      labels,
 		StopTimeout: gracePeriod(pod, nil),

@@ -135,11 +135,10 @@ func (m *Manager) imageError(pod *v1.Pod, c *v1.Container, reason, msg string, e
 }
 
 func (m *Manager) imageSize(ctx context.Context, image string) uint64 {
-	s, ok := m.rt.(runtime.ImageSizer)
-	if !ok {
+	if !m.caps.ImageSize {
 		return 0
 	}
-	size, err := s.ImageSize(ctx, image)
+	size, err := m.rt.ImageSize(ctx, image)
 	if err != nil {
 		m.log.WithError(err).WithField("image", image).Debug("image size unknown")
 	}

@@ -34,6 +34,17 @@ type registry struct {
 	creds  []runtime.Credential
 }
 
+// testParallelStarts bounds the registry's starts, as a backend's
+// capabilities do.
+const testParallelStarts = 4
+
+// Capabilities bounds the parallel starts and tells image sizes.
+func (r *registry) Capabilities() runtime.Capabilities {
+	c := r.Fake.Capabilities()
+	c.ParallelStarts, c.ImageSize = testParallelStarts, true
+	return c
+}
+
 func newRegistry() *registry {
 	return &registry{Fake: runtimefake.New(), release: make(chan struct{}), pulled: map[string]bool{}}
 }
@@ -128,8 +139,8 @@ func TestSlowPullHoldsNoStartTurn(t *testing.T) {
 	m, rec := newImageManager(t, r)
 	ctx := context.Background()
 	var wg sync.WaitGroup
-	errs := make(chan error, parallelPodStarts+1)
-	for i := range parallelPodStarts + 1 {
+	errs := make(chan error, testParallelStarts+1)
+	for i := range testParallelStarts + 1 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -142,7 +153,7 @@ func TestSlowPullHoldsNoStartTurn(t *testing.T) {
 	var seen []string
 	eventually(t, "every pod to pull", func() bool {
 		seen = append(seen, imageEvents(rec)...)
-		return strings.Count(strings.Join(seen, "\n"), "Normal Pulling") == parallelPodStarts+1
+		return strings.Count(strings.Join(seen, "\n"), "Normal Pulling") == testParallelStarts+1
 	})
 	fast := podWithImage("fast", "img:1")
 	done := make(chan error, 1)
@@ -181,8 +192,8 @@ func TestSlowPullHoldsNoStartTurn(t *testing.T) {
 			t.Errorf("Pulled event in another form: %q", e)
 		}
 	}
-	if pulling != parallelPodStarts+1 || success != parallelPodStarts+1 {
-		t.Errorf("%d Pulling and %d Pulled events; want %d of each", pulling, success, parallelPodStarts+1)
+	if pulling != testParallelStarts+1 || success != testParallelStarts+1 {
+		t.Errorf("%d Pulling and %d Pulled events; want %d of each", pulling, success, testParallelStarts+1)
 	}
 }
 

@@ -101,7 +101,7 @@ func (m *Manager) stopWindow(ctx context.Context, id string, grace time.Duration
 	if grace >= minimumGracePeriod {
 		return grace
 	}
-	if sc, ok := m.rt.(runtime.SignalChecker); ok && sc.StopSignalLost(ctx, id) {
+	if m.caps.SignalCheck && m.rt.StopSignalLost(ctx, id) {
 		m.log.WithField("containerID", id).Debug("the container's init has no handler for its stop signal: killed without the minimum window")
 		return 0
 	}

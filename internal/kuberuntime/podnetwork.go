@@ -110,7 +110,7 @@ func (m *Manager) gcNetwork() {
 		ctx, cancel := context.WithTimeout(context.Background(), networkGCPeriod)
 		defer cancel()
 		listed := time.Now()
-		sbs, err := m.rt.ListSandboxes(ctx)
+		sbs, _, err := m.rt.List(ctx, runtime.ListFilter{})
 		if err != nil {
 			m.log.WithError(err).Debug("pod network GC: listing sandboxes failed")
 			return

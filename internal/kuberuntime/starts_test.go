@@ -37,12 +37,19 @@ func (g *gatedSandboxes) CreateSandbox(ctx context.Context, cfg runtime.SandboxC
 	return g.Fake.CreateSandbox(ctx, cfg)
 }
 
+// Capabilities bounds the parallel starts, as a backend's do.
+func (g *gatedSandboxes) Capabilities() runtime.Capabilities {
+	c := g.Fake.Capabilities()
+	c.ParallelStarts = testParallelStarts
+	return c
+}
+
 func TestPodStartsAreBounded(t *testing.T) {
 	log := logtest.Discard()
 	g := &gatedSandboxes{Fake: runtimefake.New(), release: make(chan struct{})}
 	m := NewManager(Config{Runtime: g, Recorder: record.NewFakeRecorder(1000), RuntimeName: "podman", Owner: "node-1", Log: log,
 		Dirs: poddir.New(t.TempDir())})
-	const pods = 3 * parallelPodStarts
+	const pods = 3 * testParallelStarts
 	var wg sync.WaitGroup
 	for i := range pods {
 		wg.Add(1)
@@ -61,19 +68,19 @@ func TestPodStartsAreBounded(t *testing.T) {
 		return g.inFlight
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for inFlight() < parallelPodStarts && time.Now().Before(deadline) {
+	for inFlight() < testParallelStarts && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	time.Sleep(50 * time.Millisecond) // room for a fifth start, were it allowed
-	if n := inFlight(); n != parallelPodStarts {
-		t.Errorf("%d pod starts under way with %d pods waiting; want %d", n, pods, parallelPodStarts)
+	if n := inFlight(); n != testParallelStarts {
+		t.Errorf("%d pod starts under way with %d pods waiting; want %d", n, pods, testParallelStarts)
 	}
 	for range pods {
 		g.release <- struct{}{}
 	}
 	wg.Wait()
-	if g.max > parallelPodStarts {
-		t.Errorf("%d sandboxes created at once; want at most %d", g.max, parallelPodStarts)
+	if g.max > testParallelStarts {
+		t.Errorf("%d sandboxes created at once; want at most %d", g.max, testParallelStarts)
 	}
 	if n := len(g.Sandboxes()); n != pods {
 		t.Errorf("%d sandboxes; want %d", n, pods)

@@ -3,7 +3,7 @@ package kuberuntime
 import "context"
 
 // startTurn is a pod's place among the pods being started at once (see
-// parallelPodStarts). A pod waiting for an image pull gives it up meanwhile
+// parallelStarts). A pod waiting for an image pull gives it up meanwhile
 // and queues again for it afterwards: a pull takes as long as the registry
 // wants, and must not keep other pods, whose images are present, from
 // starting.

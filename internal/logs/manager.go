@@ -15,21 +15,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runlet/runlet/internal/runtime"
 	"github.com/sirupsen/logrus"
 )
 
-// Backend is what rotation needs of the container runtime.
-type Backend interface {
-	// ContainerLogPath is the container's log file on this host; empty when
-	// the runtime keeps no file runlet can reach.
-	ContainerLogPath(ctx context.Context, id string) (string, error)
-	// ReopenContainerLog makes the runtime write to a new file at the path.
-	ReopenContainerLog(ctx context.Context, id string) error
-}
-
 // Config sets a Manager up.
 type Config struct {
-	Backend Backend
+	// Backend's files role: the containers' log files (no LogPath: no file
+	// runlet can reach) and their reopening.
+	Backend runtime.Files
 	// Running lists the IDs of the containers that run now.
 	Running func() []string
 	// MaxSize is the size a log may reach before it is rotated.
@@ -84,7 +78,8 @@ func (m *Manager) Run(ctx context.Context) {
 // RotateAll rotates the logs of running containers that outgrew MaxSize.
 func (m *Manager) RotateAll(ctx context.Context) {
 	for _, id := range m.cfg.Running() {
-		path, err := m.cfg.Backend.ContainerLogPath(ctx, id)
+		files, err := m.cfg.Backend.ContainerFiles(ctx, id)
+		path := files.LogPath
 		if err != nil || path == "" {
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/logtest"
+	"github.com/runlet/runlet/internal/runtime"
 )
 
 // fakeRuntime writes logs as conmon does: to the path, reopened on request.
@@ -21,7 +22,9 @@ type fakeRuntime struct {
 	reopened  int
 }
 
-func (f *fakeRuntime) ContainerLogPath(context.Context, string) (string, error) { return f.path, nil }
+func (f *fakeRuntime) ContainerFiles(context.Context, string) (runtime.ContainerFiles, error) {
+	return runtime.ContainerFiles{LogPath: f.path}, nil
+}
 
 func (f *fakeRuntime) ReopenContainerLog(context.Context, string) error {
 	if f.reopenErr != nil {

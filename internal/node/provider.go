@@ -24,7 +24,7 @@ type PressureSource func() []v1.NodeConditionType
 // Ready condition follows the health checks (e.g. the PLEG relisting), and
 // the pressure conditions follow the pressure source.
 type Provider struct {
-	rt     runtime.Runtime
+	rt     runtime.Status
 	checks []HealthCheck
 	node   *v1.Node
 
@@ -42,7 +42,7 @@ type Provider struct {
 }
 
 // NewProvider returns a node provider for the node template n.
-func NewProvider(rt runtime.Runtime, n *v1.Node, checks ...HealthCheck) *Provider {
+func NewProvider(rt runtime.Status, n *v1.Node, checks ...HealthCheck) *Provider {
 	p := &Provider{rt: rt, node: n, checks: checks, conds: n.Status.Conditions}
 	// A node that registers NotReady (its network is not ready yet) is
 	// pushed Ready by the first check that passes.

@@ -20,9 +20,9 @@ func TestRelistRarelyWhileEventsFlow(t *testing.T) {
 	go p.Run(ctx)
 	waitUntil(t, "event stream up", p.evented.Load)
 	time.Sleep(100 * time.Millisecond) // the relist the stream's start asks for
-	before := f.Calls("ListSandboxes")
+	before := f.Calls("List")
 	time.Sleep(300 * time.Millisecond)
-	if n := f.Calls("ListSandboxes") - before; n != 0 {
+	if n := f.Calls("List") - before; n != 0 {
 		t.Errorf("%d relists in 300ms with the event stream up; want none before the evented period", n)
 	}
 	if ok, _ := p.Healthy(); !ok {
@@ -32,9 +32,9 @@ func TestRelistRarelyWhileEventsFlow(t *testing.T) {
 	f.Fail("Events", errors.New("service restarting"))
 	f.BreakEvents()
 	waitUntil(t, "event stream down", func() bool { return !p.evented.Load() })
-	before = f.Calls("ListSandboxes")
+	before = f.Calls("List")
 	time.Sleep(300 * time.Millisecond)
-	if n := f.Calls("ListSandboxes") - before; n < 5 {
+	if n := f.Calls("List") - before; n < 5 {
 		t.Errorf("%d relists in 300ms without an event stream; want one every 20ms", n)
 	}
 }

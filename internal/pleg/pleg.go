@@ -51,9 +51,19 @@ const (
 // refresh. Without a stream the relist runs every period again.
 const eventedRelistPeriod = 300 * time.Second
 
+// Backend is what the PLEG reads: the runtime's observer role, and its
+// capabilities.
+type Backend interface {
+	runtime.Observer
+	Capabilities() runtime.Capabilities
+}
+
 // PLEG relists the backend and emits lifecycle events.
 type PLEG struct {
-	rt      runtime.Runtime
+	rt Backend
+	// podList: the backend lists one pod cheaply, so single pods are
+	// refreshed on their own (see RefreshPod).
+	podList bool
 	cache   *Cache
 	period  time.Duration
 	events  chan *Event
@@ -79,9 +89,9 @@ type PLEG struct {
 }
 
 // New returns a PLEG that relists every period.
-func New(rt runtime.Runtime, cache *Cache, period time.Duration, log logrus.FieldLogger) *PLEG {
+func New(rt Backend, cache *Cache, period time.Duration, log logrus.FieldLogger) *PLEG {
 	return &PLEG{
-		rt: rt, cache: cache, period: period, log: log,
+		rt: rt, podList: rt.Capabilities().PodList, cache: cache, period: period, log: log,
 		events:  make(chan *Event, 1000),
 		trigger: make(chan struct{}, 1),
 		prev:    map[string]map[string]runtime.ContainerState{},
@@ -241,13 +251,5 @@ func (p *PLEG) Refresh(ctx context.Context, ps *runtime.PodStatus) *runtime.PodS
 }
 
 func (p *PLEG) listAll(ctx context.Context) ([]runtime.Sandbox, []runtime.Container, error) {
-	if l, ok := p.rt.(runtime.SnapshotLister); ok {
-		return l.ListAll(ctx)
-	}
-	sbs, err := p.rt.ListSandboxes(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	ctrs, err := p.rt.ListContainers(ctx)
-	return sbs, ctrs, err
+	return p.rt.List(ctx, runtime.ListFilter{})
 }

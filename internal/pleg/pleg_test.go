@@ -13,18 +13,20 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
-// timedFake notes when the backend was last listed.
+// timedFake notes when the backend was last listed in full.
 type timedFake struct {
 	*runtimefake.Fake
 	mu     sync.Mutex
 	listed time.Time
 }
 
-func (f *timedFake) ListSandboxes(ctx context.Context) ([]runtime.Sandbox, error) {
-	f.mu.Lock()
-	f.listed = time.Now()
-	f.mu.Unlock()
-	return f.Fake.ListSandboxes(ctx)
+func (f *timedFake) List(ctx context.Context, flt runtime.ListFilter) ([]runtime.Sandbox, []runtime.Container, error) {
+	if flt.PodUID == "" {
+		f.mu.Lock()
+		f.listed = time.Now()
+		f.mu.Unlock()
+	}
+	return f.Fake.List(ctx, flt)
 }
 
 func quietLog() logrus.FieldLogger {

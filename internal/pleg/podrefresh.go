@@ -18,7 +18,7 @@ const podRefreshers = 4
 // relist, which stays the source of truth. Requests for a pod coalesce.
 // Without a backend that lists single pods it asks for a full relist.
 func (p *PLEG) RefreshPod(uid string) {
-	if _, ok := p.rt.(runtime.PodLister); !ok || uid == "" {
+	if !p.podList || uid == "" {
 		p.Trigger()
 		return
 	}
@@ -63,7 +63,7 @@ func (p *PLEG) deferRefresh(uid string) bool {
 }
 
 func (p *PLEG) startPodRefreshers(ctx context.Context) {
-	if _, ok := p.rt.(runtime.PodLister); !ok {
+	if !p.podList {
 		return
 	}
 	go func() {
@@ -90,12 +90,8 @@ func (p *PLEG) refreshNext(ctx context.Context) bool {
 
 // relistPod lists one pod and applies its view like a relist would.
 func (p *PLEG) relistPod(ctx context.Context, uid string) {
-	l, ok := p.rt.(runtime.PodLister)
-	if !ok {
-		return
-	}
 	ts := time.Now()
-	sbs, ctrs, err := l.ListPod(ctx, uid)
+	sbs, ctrs, err := p.rt.List(ctx, runtime.ListFilter{PodUID: uid})
 	if err != nil {
 		p.log.WithError(err).WithField("pod", uid).Debug("pod refresh failed; the next relist covers it")
 		return

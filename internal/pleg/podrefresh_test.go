@@ -9,20 +9,20 @@ import (
 	"github.com/runlet/runlet/internal/runtime"
 )
 
-// gatedFake holds a full relist's container list, already taken, until the
-// test lets it return: the window in which a pod refresh overtakes it.
+// gatedFake holds a full relist's list, already taken, until the test lets
+// it return: the window in which a pod refresh overtakes it.
 type gatedFake struct {
 	*timedFake
 	taken, release chan struct{}
 }
 
-func (f *gatedFake) ListContainers(ctx context.Context) ([]runtime.Container, error) {
-	out, err := f.timedFake.ListContainers(ctx)
-	if f.taken != nil {
+func (f *gatedFake) List(ctx context.Context, flt runtime.ListFilter) ([]runtime.Sandbox, []runtime.Container, error) {
+	sbs, ctrs, err := f.timedFake.List(ctx, flt)
+	if flt.PodUID == "" && f.taken != nil {
 		close(f.taken)
 		<-f.release
 	}
-	return out, err
+	return sbs, ctrs, err
 }
 
 func runningPod(t *testing.T, f *timedFake, uid string) string {

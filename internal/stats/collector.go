@@ -32,7 +32,7 @@ type Config struct {
 	Dirs poddir.Dirs
 	// Files, if set, locates containers' logs and writable layers, which
 	// are then measured.
-	Files ContainerFiles
+	Files runtime.Files
 }
 
 // Collector builds summaries; it keeps the previous CPU samples for rates.

@@ -8,17 +8,10 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/poddir"
+	"github.com/runlet/runlet/internal/runtime"
 	"golang.org/x/sys/unix"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
-
-// ContainerFiles locates a container's files on the host (the podman
-// backend reads them from its inspect).
-type ContainerFiles interface {
-	// ContainerFiles returns the container's log file and the directory of
-	// its writable layer; either is "" when the backend has none.
-	ContainerFiles(ctx context.Context, id string) (logPath, rootfsDir string, err error)
-}
 
 // ephemeralPlugins are the volume plugins whose volumes live in the pod's
 // directory, as the kubelet's du-measured volumes do (emptyDir and the
@@ -36,17 +29,18 @@ type files struct {
 	byID map[string][2]string
 }
 
-func (f *files) get(ctx context.Context, src ContainerFiles, id string) (logPath, rootfs string) {
+func (f *files) get(ctx context.Context, src runtime.Files, id string) (logPath, rootfs string) {
 	f.mu.Lock()
 	p, ok := f.byID[id]
 	f.mu.Unlock()
 	if ok {
 		return p[0], p[1]
 	}
-	logPath, rootfs, err := src.ContainerFiles(ctx, id)
+	cf, err := src.ContainerFiles(ctx, id)
 	if err != nil {
 		return "", "" // asked again next time
 	}
+	logPath, rootfs = cf.LogPath, cf.RootfsDir
 	f.mu.Lock()
 	f.byID[id] = [2]string{logPath, rootfs}
 	f.mu.Unlock()

@@ -17,10 +17,12 @@ type fakeFiles struct {
 	asked map[string]int
 }
 
-func (f *fakeFiles) ContainerFiles(_ context.Context, id string) (string, string, error) {
+func (f *fakeFiles) ContainerFiles(_ context.Context, id string) (runtime.ContainerFiles, error) {
 	f.asked[id]++
-	return filepath.Join(f.dir, id, "ctr.log"), filepath.Join(f.dir, id, "diff"), nil
+	return runtime.ContainerFiles{LogPath: filepath.Join(f.dir, id, "ctr.log"), RootfsDir: filepath.Join(f.dir, id, "diff")}, nil
 }
+
+func (f *fakeFiles) ReopenContainerLog(context.Context, string) error { return nil }
 
 func writeFile(t *testing.T, path string, size int) {
 	t.Helper()

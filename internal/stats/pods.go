@@ -131,6 +131,6 @@ func containerMemory(s runtime.ContainerStats, memTotal uint64) *statsv1alpha1.M
 
 // podNetwork names the pod's interface eth0, as CNI pods have it.
 func podNetwork(s *runtime.ContainerStats) *statsv1alpha1.NetworkStats {
-	is := statsv1alpha1.InterfaceStats{Name: "eth0", RxBytes: ptr(s.NetRxBytes), RxErrors: ptr(s.NetRxErrors), TxBytes: ptr(s.NetTxBytes), TxErrors: ptr(s.NetTxErrors)}
+	is := statsv1alpha1.InterfaceStats{Name: "eth0", RxBytes: ptr(s.NetRxBytes), TxBytes: ptr(s.NetTxBytes)}
 	return &statsv1alpha1.NetworkStats{Time: metav1.NewTime(s.Time), InterfaceStats: is, Interfaces: []statsv1alpha1.InterfaceStats{is}}
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/podman"
 )
 
@@ -11,7 +12,7 @@ import (
 type relist struct {
 	pods      int
 	p50, mean float64 // ms
-	// pod is the mean of a single-pod refresh (runlet's ListPod), the
+	// pod is the mean of a single-pod refresh (runlet's List of one pod), the
 	// listing each change of a pod costs between relists.
 	pod float64 // ms
 }
@@ -33,7 +34,7 @@ func relistCost(n *node, pods int) relist {
 		n.t.Fatal(err)
 	}
 	defer func() { _ = be.Close() }()
-	sbs, _, err := be.ListAll(n.ctx)
+	sbs, _, err := be.List(n.ctx, runtime.ListFilter{})
 	if err != nil {
 		n.t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func relistCost(n *node, pods int) relist {
 	var took []time.Duration
 	for range relistSamples {
 		t0 := time.Now()
-		if _, _, err := be.ListAll(n.ctx); err != nil {
+		if _, _, err := be.List(n.ctx, runtime.ListFilter{}); err != nil {
 			n.t.Fatal(err)
 		}
 		took = append(took, time.Since(t0))
@@ -53,7 +54,7 @@ func relistCost(n *node, pods int) relist {
 	took = took[:0]
 	for _, sb := range sbs[:min(len(sbs), relistSamples)] {
 		t0 := time.Now()
-		if _, _, err := be.ListPod(n.ctx, sb.PodUID); err != nil {
+		if _, _, err := be.List(n.ctx, runtime.ListFilter{PodUID: sb.PodUID}); err != nil {
 			n.t.Fatal(err)
 		}
 		took = append(took, time.Since(t0))

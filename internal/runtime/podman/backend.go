@@ -223,7 +223,6 @@ func (b *Backend) detect(ctx context.Context) error {
 		RuntimeVersion: info.Version.Version,
 		OCIRuntime:     b.ociRuntime,
 		CgroupVersion:  info.Host.CgroupVersion,
-		Rootless:       info.Host.Security.Rootless,
 		KernelVersion:  info.Host.Kernel,
 		OS:             info.Host.OS,
 		Arch:           info.Host.Arch,

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/runtimetest"
 )
 
@@ -18,12 +17,12 @@ func BenchmarkPodStart(b *testing.B) {
 	var sb, cr, st, all []time.Duration
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		s, err := be.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: runtimetest.Namespace + "-bench-" + time.Now().Format("150405.000000"), Namespace: runtimetest.Namespace, Name: "bench"})
+		s, err := be.CreateSandbox(ctx, testSandbox(runtimetest.Namespace+"-bench-"+time.Now().Format("150405.000000"), "bench"))
 		if err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		id, err := be.CreateContainer(ctx, s.ID, runtime.ContainerConfig{Name: "c", Image: runtimetest.Image, Command: []string{"sleep", "3600"}})
+		id, err := be.CreateContainer(ctx, s.ID, testContainer(s, "c", "sleep", "3600"))
 		if err != nil {
 			b.Fatal(err)
 		}

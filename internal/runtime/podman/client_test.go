@@ -70,7 +70,7 @@ func TestCreateContainerSpec(t *testing.T) {
 				Security:    runtime.SecurityConfig{RunAsUser: ptr(int64(1000)), RunAsGroup: ptr(int64(1000))},
 				Mounts:      []runtime.Mount{{HostPath: "/h", ContainerPath: "/c", ReadOnly: true}},
 				Resources:   runtime.Resources{CPUMillis: 250, MemoryBytes: 64 << 20},
-				Labels:      map[string]string{runtime.LabelSpecHash: "h1", runtime.LabelManaged: "false"},
+				Labels:      map[string]string{runtime.LabelSpecHash: "h1", runtime.LabelManaged: "false", runtime.LabelContainerName: "app"},
 				StopTimeout: 1500 * time.Millisecond,
 			})
 			if err != nil || id != "c1" {
@@ -95,12 +95,10 @@ func TestCreateContainerSpec(t *testing.T) {
 
 func checkSpec(t *testing.T, spec ContainerSpec) {
 	t.Helper()
-	wantLabels := map[string]string{
-		runtime.LabelManaged: "true", runtime.LabelPodUID: "0123456789abcdef-uid", runtime.LabelPodNamespace: "ns",
-		runtime.LabelPodName: "web", runtime.LabelContainerName: "app", runtime.LabelAttempt: "2", runtime.LabelSpecHash: "h1",
-	}
+	// Only the core stamps identity labels: the backend sends them as given.
+	wantLabels := map[string]string{runtime.LabelSpecHash: "h1", runtime.LabelManaged: "false", runtime.LabelContainerName: "app"}
 	if !reflect.DeepEqual(spec.Labels, wantLabels) {
-		t.Errorf("labels = %v; want %v", spec.Labels, wantLabels)
+		t.Errorf("labels = %v; want the caller's %v unchanged", spec.Labels, wantLabels)
 	}
 	wantRL := []RLimit{{"nofile", 20000, 20000}, {"nproc", 32768, 32768}}
 	if !reflect.DeepEqual(spec.RLimits, wantRL) {
@@ -144,7 +142,7 @@ func TestCreateSandboxSpec(t *testing.T) {
 	b := f.backend()
 	sb, err := b.CreateSandbox(context.Background(), runtime.SandboxConfig{
 		PodUID: "0123456789abcdef-uid", Namespace: "ns", Name: "web", Hostname: "web-0",
-		Labels: map[string]string{"app": "web"}, Ports: []runtime.PortMapping{{HostIP: "127.0.0.1", HostPort: 8080, ContainerPort: 80, Protocol: "TCP"}},
+		Labels: map[string]string{"app": "web", runtime.LabelPodUID: "0123456789abcdef-uid"}, Ports: []runtime.PortMapping{{HostIP: "127.0.0.1", HostPort: 8080, ContainerPort: 80, Protocol: "TCP"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +153,7 @@ func TestCreateSandboxSpec(t *testing.T) {
 	var spec PodSpec
 	_ = json.Unmarshal(f.sent("POST /pods/create")[0].Body, &spec)
 	want := PodSpec{Name: "ns_web_0123456789ab", InfraName: "ns_web_0123456789ab-infra", Hostname: "web-0",
-		Labels:           map[string]string{"app": "web", runtime.LabelManaged: "true", runtime.LabelPodUID: "0123456789abcdef-uid", runtime.LabelPodNamespace: "ns", runtime.LabelPodName: "web"},
+		Labels:           map[string]string{"app": "web", runtime.LabelPodUID: "0123456789abcdef-uid"},
 		SharedNamespaces: []string{"net", "ipc", "uts"},
 		PortMappings:     []PortMapping{{HostIP: "127.0.0.1", HostPort: 8080, ContainerPort: 80, Protocol: "tcp"}}}
 	if !reflect.DeepEqual(spec, want) {

@@ -29,7 +29,7 @@ func (b *Backend) containerSpec(podID string, podLabels map[string]string, cfg r
 		WorkDir:       cfg.WorkingDir,
 		Stdin:         cfg.Stdin,
 		Terminal:      cfg.TTY,
-		Labels:        containerLabels(podLabels, cfg),
+		Labels:        cfg.Labels,
 		Mounts:        bindMounts(cfg.Mounts),
 		RLimits:       b.rlimits,
 		RestartPolicy: "no", // runlet restarts, with kubelet's backoff
@@ -56,21 +56,6 @@ func (b *Backend) containerSpec(podID string, podLabels map[string]string, cfg r
 	spec.OOMScoreAdj = b.oomScoreAdj(cfg.Resources.OOMScoreAdj)
 	spec.SecuritySpec = securitySpec(cfg.Security)
 	return spec
-}
-
-func containerLabels(podLabels map[string]string, cfg runtime.ContainerConfig) map[string]string {
-	l := make(map[string]string, len(cfg.Labels)+6)
-	for k, v := range cfg.Labels {
-		l[k] = v
-	}
-	// Pod labels reach only the infra container in podman: copy the identity.
-	for _, k := range []string{runtime.LabelPodUID, runtime.LabelPodNamespace, runtime.LabelPodName} {
-		l[k] = podLabels[k]
-	}
-	l[runtime.LabelManaged] = "true"
-	l[runtime.LabelContainerName] = cfg.Name
-	l[runtime.LabelAttempt] = strconv.Itoa(cfg.Attempt)
-	return l
 }
 
 // envMap converts KEY=value pairs; a later duplicate wins, as in Kubernetes.
@@ -243,8 +228,12 @@ func (b *Backend) RemoveContainer(ctx context.Context, id string) error {
 }
 
 // InspectContainer returns one container's state with full-precision times.
+// Another owner's container is not found, as lists do not show it.
 func (b *Backend) InspectContainer(ctx context.Context, id string) (runtime.Container, error) {
 	ic, err := b.client.InspectContainer(ctx, id)
+	if err == nil && b.opts.Owner != "" && ic.Config.Labels[runtime.LabelOwner] != b.opts.Owner {
+		err = fmt.Errorf("container %s belongs to another runlet: %w", shortID(id), runtime.ErrNotFound)
+	}
 	if err != nil {
 		return runtime.Container{}, wrapf(err, "inspecting container %s", shortID(id))
 	}

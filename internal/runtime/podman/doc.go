@@ -25,7 +25,7 @@
 //     else a failing infra start returns podman's message and this hint.
 //
 // Known limits: podman's list reports start and exit times in whole seconds,
-// so ListContainers inspects a container once per state change for the
+// so List inspects a container once per state change for the
 // nanosecond times (and OOMKilled); Logs reads the k8s-file log on disk, as
 // the kubelet does (the API's timestamps are whole seconds on podman 4.3, and
 // its follower loses lines across a rotation), and falls back to the API when

@@ -19,7 +19,7 @@ func TestEntrypointSemantics(t *testing.T) {
 	image := epImage(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sb, err := b.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: "ep-" + time.Now().Format("150405.000000"), Namespace: runtimetest.Namespace, Name: "entrypoint"})
+	sb, err := b.CreateSandbox(ctx, testSandbox("ep-"+time.Now().Format("150405.000000"), "entrypoint"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,9 @@ func TestEntrypointSemantics(t *testing.T) {
 		{"both", []string{"echo", "cmd"}, []string{"x"}, "cmd x\n"},
 	}
 	for _, tc := range cases {
-		id, err := b.CreateContainer(ctx, sb.ID, runtime.ContainerConfig{Name: tc.name, Image: image, Command: tc.command, Args: tc.args})
+		cfg := testContainer(sb, tc.name, tc.command...)
+		cfg.Image, cfg.Args = image, tc.args
+		id, err := b.CreateContainer(ctx, sb.ID, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

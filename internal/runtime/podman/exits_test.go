@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
-	"github.com/runlet/runlet/internal/runtime/runtimetest"
 )
 
 func TestFlagValue(t *testing.T) {
@@ -74,7 +73,7 @@ func TestExitHintFromRealPodman(t *testing.T) {
 	b := realBackend(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sb, err := b.CreateSandbox(ctx, runtime.SandboxConfig{Name: "exits", Namespace: runtimetest.Namespace, PodUID: "exit-hint-" + strconv.FormatInt(time.Now().UnixNano(), 36)})
+	sb, err := b.CreateSandbox(ctx, testSandbox("exit-hint-"+strconv.FormatInt(time.Now().UnixNano(), 36), "exits"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +82,7 @@ func TestExitHintFromRealPodman(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := b.CreateContainer(ctx, sb.ID, runtime.ContainerConfig{Name: "c", Image: runtimetest.Image, Command: []string{"sh", "-c", "sleep 1; exit 3"}})
+	id, err := b.CreateContainer(ctx, sb.ID, testContainer(sb, "c", "sh", "-c", "sleep 1; exit 3"))
 	if err != nil {
 		t.Fatal(err)
 	}

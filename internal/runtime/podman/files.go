@@ -1,16 +1,23 @@
 package podman
 
-import "context"
+import (
+	"context"
 
-// ContainerFiles returns where the container keeps its log (k8s-file
-// driver) and its writable layer (overlay), for measuring their disk use.
-func (b *Backend) ContainerFiles(ctx context.Context, id string) (logPath, rootfsDir string, err error) {
-	ic, err := b.client.InspectContainer(ctx, id)
+	"github.com/runlet/runlet/internal/runtime"
+)
+
+// ContainerFiles implements runtime.Files from the cached inspect: where
+// the container keeps its log (k8s-file driver, when visible here) and its
+// writable layer (overlay). Log rotation asks for every running container
+// every few seconds, so it costs no API call once the container was seen.
+func (b *Backend) ContainerFiles(ctx context.Context, id string) (runtime.ContainerFiles, error) {
+	logPath, err := b.ContainerLogPath(ctx, id)
 	if err != nil {
-		return "", "", wrapf(err, "inspect container %s", shortID(id))
+		return runtime.ContainerFiles{}, err
 	}
-	if ic.HostConfig.LogConfig.Type == "k8s-file" {
-		logPath = ic.HostConfig.LogConfig.Path
+	d, err := b.detail(ctx, id)
+	if err != nil {
+		return runtime.ContainerFiles{}, err
 	}
-	return logPath, ic.GraphDriver.Data.UpperDir, nil
+	return runtime.ContainerFiles{LogPath: logPath, RootfsDir: d.rootfsDir}, nil
 }

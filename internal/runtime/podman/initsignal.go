@@ -14,7 +14,7 @@ import (
 // procRoot is where the host's processes are read.
 const procRoot = "/proc"
 
-// StopSignalLost implements runtime.SignalChecker from the container's
+// StopSignalLost implements runtime.Lifecycle from the container's
 // inspect and its main process's /proc entry.
 func (b *Backend) StopSignalLost(ctx context.Context, id string) bool {
 	ic, err := b.client.InspectContainer(ctx, id)

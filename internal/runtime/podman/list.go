@@ -22,37 +22,27 @@ type ctrDetail struct {
 	errMsg            string
 	staticDir         string
 	logPath           string // k8s-file log on this host, if any
+	rootfsDir         string // the writable layer's directory
 }
 
-// ListContainers returns every runlet-managed container except the pods'
-// infra containers, from one list call plus an inspect per state change.
-func (b *Backend) ListContainers(ctx context.Context) ([]runtime.Container, error) {
-	list, err := b.client.ListContainers(ctx, b.managedFilter())
-	if err != nil {
-		return nil, err
+// List lists sandboxes and containers. All of them come from one
+// containers/json call: a pod's infra container stands for its sandbox, so
+// the costly pods/json (podman checks every member's state again) is not
+// needed at each relist. One pod whose sandbox runs is read from podman's
+// pod and its own containers (see inspectPod); any other through the list
+// filtered on the pod's label.
+func (b *Backend) List(ctx context.Context, f runtime.ListFilter) ([]runtime.Sandbox, []runtime.Container, error) {
+	if f.PodUID == "" {
+		return b.listAll(ctx, true, b.managedFilter())
 	}
-	return b.containersFrom(ctx, list, true)
-}
-
-// ListAll lists sandboxes and containers from one containers/json call: a
-// pod's infra container stands for its sandbox, so the costly pods/json
-// (podman checks every member's state again) is not needed at each relist.
-func (b *Backend) ListAll(ctx context.Context) ([]runtime.Sandbox, []runtime.Container, error) {
-	return b.listAll(ctx, true, b.managedFilter())
-}
-
-// ListPod lists one pod's objects. A pod whose sandbox runs is read from
-// podman's pod and its own containers (see inspectPod); any other through
-// the list filtered on the pod's label.
-func (b *Backend) ListPod(ctx context.Context, uid string) ([]runtime.Sandbox, []runtime.Container, error) {
-	if id := b.runningSandboxOf(uid); id != "" {
+	if id := b.runningSandboxOf(f.PodUID); id != "" {
 		sbs, ctrs, err := b.inspectPod(ctx, id)
 		if !errors.Is(err, runtime.ErrNotFound) {
 			return sbs, ctrs, err
 		}
 		b.forgetSandbox(id)
 	}
-	return b.listAll(ctx, false, b.managedFilter(), runtime.LabelPodUID+"="+uid)
+	return b.listAll(ctx, false, b.managedFilter(), runtime.LabelPodUID+"="+f.PodUID)
 }
 
 // listAll lists what the labels select; only a full list may forget cached
@@ -231,7 +221,8 @@ func (b *Backend) refine(ctx context.Context, lc ListContainer, c *runtime.Conta
 func (b *Backend) remember(ic InspectContainer, key string) ctrDetail {
 	b.ooms.learn(ic.ID, ic.State.CgroupPath)
 	d := ctrDetail{key: key, started: ic.State.StartedAt, finished: ic.State.FinishedAt,
-		oomKilled: inspectOOM(ic), errMsg: ic.State.Error, staticDir: ic.StaticDir, logPath: logFilePath(ic)}
+		oomKilled: inspectOOM(ic), errMsg: ic.State.Error, staticDir: ic.StaticDir, logPath: logFilePath(ic),
+		rootfsDir: ic.GraphDriver.Data.UpperDir}
 	b.mu.Lock()
 	b.details[ic.ID] = d
 	b.mu.Unlock()

@@ -29,7 +29,7 @@ func TestListContainersOneCallExcludesInfraRefinesOnChange(t *testing.T) {
 	b := f.backend()
 	ctx := context.Background()
 	for i := 0; i < 3; i++ {
-		cs, err := b.ListContainers(ctx)
+		_, cs, err := b.List(ctx, runtime.ListFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func TestListContainersOneCallExcludesInfraRefinesOnChange(t *testing.T) {
 	f.json("GET /containers/c1/json", 200, map[string]any{"Id": "c1", "State": map[string]any{
 		"Status": "exited", "StartedAt": started, "FinishedAt": exited, "OOMKilled": true, "ExitCode": 137}})
 	for i := 0; i < 2; i++ {
-		cs, _ := b.ListContainers(ctx)
+		_, cs, _ := b.List(ctx, runtime.ListFilter{})
 		c := cs[0]
 		if c.State != runtime.ContainerExited || c.ExitCode != 137 || !c.OOMKilled || !c.FinishedAt.Equal(exited) {
 			t.Errorf("c1 = %+v; want Exited 137 OOMKilled at %v", c, exited)
@@ -71,7 +71,7 @@ func TestListContainersOneCallExcludesInfraRefinesOnChange(t *testing.T) {
 	}
 }
 
-func TestListSandboxes(t *testing.T) {
+func TestListSandboxesFromInfra(t *testing.T) {
 	f := newFakePodman(t)
 	// Sandboxes are read from their infra containers in containers/json.
 	f.json("GET /containers/json", 200, []any{
@@ -85,9 +85,9 @@ func TestListSandboxes(t *testing.T) {
 		"NetworkSettings": map[string]any{"IPAddress": "10.88.0.2"}})
 	b := f.backend()
 	for i := 0; i < 2; i++ {
-		sbs, err := b.ListSandboxes(context.Background())
+		sbs, _, err := b.List(context.Background(), runtime.ListFilter{})
 		if err != nil || len(sbs) != 2 {
-			t.Fatalf("ListSandboxes = %+v, %v", sbs, err)
+			t.Fatalf("List = %+v, %v", sbs, err)
 		}
 		if sbs[0].State != runtime.SandboxReady || len(sbs[0].IPs) != 1 || sbs[0].IPs[0] != "10.88.0.2" || sbs[0].Name != "web" || sbs[0].PodUID != podLabels[runtime.LabelPodUID] {
 			t.Errorf("p1 = %+v", sbs[0])

@@ -66,5 +66,5 @@ func (b *Backend) detail(ctx context.Context, id string) (ctrDetail, error) {
 	if err != nil {
 		return ctrDetail{}, wrapf(err, "inspecting container %s", shortID(id))
 	}
-	return ctrDetail{staticDir: ic.StaticDir, logPath: logFilePath(ic)}, nil
+	return ctrDetail{staticDir: ic.StaticDir, logPath: logFilePath(ic), rootfsDir: ic.GraphDriver.Data.UpperDir}, nil
 }

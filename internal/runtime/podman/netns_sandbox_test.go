@@ -10,7 +10,6 @@ import (
 
 	"github.com/runlet/runlet/internal/netns"
 	"github.com/runlet/runlet/internal/runtime"
-	"github.com/runlet/runlet/internal/runtime/runtimetest"
 )
 
 // A pod in the core's network namespace makes no start call of its own: its
@@ -28,7 +27,7 @@ func TestSandboxInCoreNetnsStartsWithFirstContainer(t *testing.T) {
 	if s := infraState(t, b, sb.ID); mapState(s) != runtime.ContainerCreated {
 		t.Fatalf("infra is %q after CreateSandbox; want created, not started", s)
 	}
-	listed, err := b.ListSandboxes(ctx)
+	listed, _, err := b.List(ctx, runtime.ListFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +35,7 @@ func TestSandboxInCoreNetnsStartsWithFirstContainer(t *testing.T) {
 		t.Fatalf("listed sandbox %+v; want ready with its address before any container starts", got)
 	}
 
-	id, err := b.CreateContainer(ctx, sb.ID, runtime.ContainerConfig{Name: "c", Image: runtimetest.Image, Command: []string{"sleep", "600"}})
+	id, err := b.CreateContainer(ctx, sb.ID, testContainer(sb, "c", "sleep", "600"))
 	if err != nil {
 		t.Fatalf("CreateContainer: %v", err)
 	}
@@ -66,7 +65,7 @@ func TestFirstStartReportsTheSandboxFailure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sb := netnsSandbox(ctx, t, b, "netns-tiny-cgroup", "10.250.0.8", runtime.Resources{MemoryBytes: 1024})
-	id, err := b.CreateContainer(ctx, sb.ID, runtime.ContainerConfig{Name: "c", Image: runtimetest.Image, Command: []string{"sleep", "600"}})
+	id, err := b.CreateContainer(ctx, sb.ID, testContainer(sb, "c", "sleep", "600"))
 	if err != nil {
 		t.Fatalf("CreateContainer: %v", err)
 	}
@@ -81,8 +80,8 @@ func TestFirstStartReportsTheSandboxFailure(t *testing.T) {
 // and removes it at the end.
 func netnsSandbox(ctx context.Context, t *testing.T, b *Backend, name, ip string, res runtime.Resources) runtime.Sandbox {
 	t.Helper()
-	cfg := runtime.SandboxConfig{PodUID: "0f6c2f1e-" + name, Namespace: runtimetest.Namespace, Name: name, Hostname: name,
-		NetNS: pinnedNetns(t), IPs: []string{ip}, Resources: res}
+	cfg := testSandbox("0f6c2f1e-"+name, name)
+	cfg.Hostname, cfg.NetNS, cfg.IPs, cfg.Resources = name, pinnedNetns(t), []string{ip}, res
 	sb, err := b.CreateSandbox(ctx, cfg)
 	if err != nil {
 		t.Fatalf("CreateSandbox: %v", err)

@@ -8,14 +8,38 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/runtimetest"
 )
 
 // TestConformance runs the backend suite against a real podman service that
-// the backend starts on a private socket and stops at the end.
+// a backend starts on a private socket and stops at the end; the suite's
+// instances are backends for their owners on that service.
 func TestConformance(t *testing.T) {
-	b := realBackend(t)
-	runtimetest.Run(t, b)
+	svc := realBackend(t)
+	runtimetest.Run(t, func(t *testing.T, owner string) runtime.Runtime {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		b, err := New(ctx, Options{Socket: svc.Client().Socket(), Owner: owner, Logf: t.Logf})
+		if err != nil {
+			t.Fatalf("New on the service's socket: %v", err)
+		}
+		t.Cleanup(func() { _ = b.Close() })
+		return b
+	})
+}
+
+// testSandbox is a test pod's sandbox config, labelled as the core labels one.
+func testSandbox(uid, name string) runtime.SandboxConfig {
+	return runtime.SandboxConfig{PodUID: uid, Namespace: runtimetest.Namespace, Name: name,
+		Labels: runtime.PodLabels(uid, runtimetest.Namespace, name)}
+}
+
+// testContainer is a config for a container of sb running cmd in the test
+// image, labelled as the core labels one.
+func testContainer(sb runtime.Sandbox, name string, cmd ...string) runtime.ContainerConfig {
+	return runtime.ContainerConfig{Name: name, Image: runtimetest.Image, Command: cmd,
+		Labels: runtime.ContainerLabels(runtime.PodLabels(sb.PodUID, sb.Namespace, sb.Name), name, 0)}
 }
 
 // realBackend starts a backend on a private podman service for the test.

@@ -113,8 +113,9 @@ func TestSSHEndpointVerifiesTheHost(t *testing.T) {
 
 func checkRemote(t *testing.T, b *Backend) {
 	t.Helper()
-	if !b.Remote() || len(b.RemoteLimitations()) == 0 {
-		t.Errorf("Remote() = %v, limitations %v; want a remote backend that says what degrades", b.Remote(), b.RemoteLimitations())
+	caps := b.Capabilities()
+	if !b.Remote() || len(caps.Limitations) == 0 || caps.ExitHints || caps.HostFiles || caps.SignalCheck {
+		t.Errorf("Remote() = %v, capabilities %+v; want a remote backend that says what degrades", b.Remote(), caps)
 	}
 	h, _ := b.Info(context.Background())
 	if !h.Remote || h.CPUs != 48 || h.MemoryBytes != 64<<30 {

@@ -60,10 +60,6 @@ func sandboxLabels(cfg runtime.SandboxConfig) map[string]string {
 	for k, v := range cfg.Labels {
 		l[k] = v
 	}
-	l[runtime.LabelManaged] = "true"
-	l[runtime.LabelPodUID] = cfg.PodUID
-	l[runtime.LabelPodNamespace] = cfg.Namespace
-	l[runtime.LabelPodName] = cfg.Name
 	if cfg.NetNS != "" {
 		l[labelNetNS] = cfg.NetNS
 		l[labelIPs] = strings.Join(cfg.IPs, ",")
@@ -252,16 +248,6 @@ func (b *Backend) RemoveSandbox(ctx context.Context, id string) error {
 		b.mu.Unlock()
 	}
 	return wrapf(err, "removing pod %s", id)
-}
-
-// ListSandboxes lists the runlet-managed pods, read from their infra
-// containers (see ListAll).
-func (b *Backend) ListSandboxes(ctx context.Context) ([]runtime.Sandbox, error) {
-	list, err := b.client.ListContainers(ctx, b.managedFilter())
-	if err != nil {
-		return nil, err
-	}
-	return b.sandboxesFrom(ctx, list, true)
 }
 
 // forgetSandboxes drops cache entries of pods that no longer exist.

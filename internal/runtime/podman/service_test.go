@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
-	"github.com/runlet/runlet/internal/runtime/runtimetest"
 )
 
 // TestServiceRestart kills the private podman service: the backend starts
@@ -17,12 +16,12 @@ func TestServiceRestart(t *testing.T) {
 	b := realBackend(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sb, err := b.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: "svc-restart-" + time.Now().Format("150405.000000"), Namespace: runtimetest.Namespace, Name: "svc-restart"})
+	sb, err := b.CreateSandbox(ctx, testSandbox("svc-restart-"+time.Now().Format("150405.000000"), "svc-restart"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.RemoveSandbox(context.Background(), sb.ID) })
-	id, err := b.CreateContainer(ctx, sb.ID, runtime.ContainerConfig{Name: "c", Image: runtimetest.Image, Command: []string{"sleep", "3600"}})
+	id, err := b.CreateContainer(ctx, sb.ID, testContainer(sb, "c", "sleep", "3600"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,6 +74,6 @@ func toStats(s Stats, now time.Time) runtime.ContainerStats {
 		ID: s.ContainerID, Time: now, CPUNanos: s.CPUNano,
 		MemoryUsageBytes: s.MemUsage, MemoryWorkingSet: s.MemUsage, MemoryLimitBytes: s.MemLimit,
 		NetRxBytes: s.NetInput, NetTxBytes: s.NetOutput,
-		BlockReadBytes: s.BlockInput, BlockWriteBytes: s.BlockOutput, ProcessCount: s.PIDs,
+		ProcessCount: s.PIDs,
 	}
 }

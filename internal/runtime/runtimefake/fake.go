@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
-	"sort"
 	"sync"
 	"time"
 
@@ -31,33 +29,48 @@ type container struct {
 	cfg runtime.ContainerConfig
 }
 
-// Fake is a thread-safe in-memory backend. The zero value is not usable; use New.
+// Fake is a thread-safe in-memory backend. The zero value is not usable;
+// use New. Several Fakes may share one store (see Reopen), as several
+// backend instances share one podman.
 type Fake struct {
+	*store
+	// owner, when set, hides the objects of other owners, as a backend's
+	// owner filter does.
+	owner string
+}
+
+// store is the backend's state: what survives a new instance.
+type store struct {
 	mu         sync.Mutex
 	seq        int
 	last       time.Time
 	sandboxes  map[string]*runtime.Sandbox
 	containers map[string]*container
 	missing    map[string]bool
+	// images, once set, are the only images present (see SetImages).
+	images     map[string]bool
 	fail       map[string]error
 	calls      map[string]int
 	stops      []StopCall
 	logs       map[string]string
-	subs       []chan runtime.Event
+	subs       []subscriber
 	exec       ExecFunc
 	imageUsers map[string]string
 	sbConfigs  map[string]runtime.SandboxConfig
 	signalLost map[string]bool // container IDs whose stop signal is lost
 }
 
-var (
-	_ runtime.Runtime       = (*Fake)(nil)
-	_ runtime.SignalChecker = (*Fake)(nil)
-)
+var _ runtime.Runtime = (*Fake)(nil)
 
-// New returns an empty fake.
+// subscriber is one open event stream and the owner whose objects it tells of.
+type subscriber struct {
+	ch    chan runtime.Event
+	owner string
+}
+
+// New returns an empty fake that sees every object.
 func New() *Fake {
-	return &Fake{
+	return &Fake{store: &store{
 		sandboxes:  map[string]*runtime.Sandbox{},
 		containers: map[string]*container{},
 		missing:    map[string]bool{},
@@ -67,7 +80,25 @@ func New() *Fake {
 		imageUsers: map[string]string{},
 		sbConfigs:  map[string]runtime.SandboxConfig{},
 		signalLost: map[string]bool{},
-	}
+	}}
+}
+
+// Reopen returns a new backend instance over the same state, for owner
+// ("": every owner), as a restarted runlet's backend over the same podman.
+func (f *Fake) Reopen(owner string) *Fake {
+	return &Fake{store: f.store, owner: owner}
+}
+
+// owns reports whether an object with these labels is this instance's.
+func (f *Fake) owns(labels map[string]string) bool {
+	return f.owner == "" || labels[runtime.LabelOwner] == f.owner
+}
+
+// Capabilities implements runtime.Status. The fake runs no processes: what
+// depends on them (exit codes of real commands, stop timing, logs, stats)
+// is the test's to play through Exit, SetLogs and HandleExec.
+func (f *Fake) Capabilities() runtime.Capabilities {
+	return runtime.Capabilities{PodList: true, SignalCheck: true, Exec: true}
 }
 
 // SetStopSignalLost makes StopSignalLost report true for a container, as
@@ -78,7 +109,7 @@ func (f *Fake) SetStopSignalLost(id string) {
 	f.signalLost[id] = true
 }
 
-// StopSignalLost implements runtime.SignalChecker for running containers
+// StopSignalLost implements runtime.Lifecycle for running containers
 // marked with SetStopSignalLost.
 func (f *Fake) StopSignalLost(_ context.Context, id string) bool {
 	f.mu.Lock()
@@ -109,7 +140,7 @@ func (f *Fake) ImageUser(_ context.Context, image string) (string, error) {
 	if err := f.enter("ImageUser"); err != nil {
 		return "", err
 	}
-	if f.missing[image] {
+	if f.absent(image) {
 		return "", fmt.Errorf("image %s: %w", image, runtime.ErrImageNotFound)
 	}
 	return f.imageUsers[image], nil
@@ -141,6 +172,23 @@ func (f *Fake) SetImageMissing(missing bool, images ...string) {
 			delete(f.missing, img)
 		}
 	}
+}
+
+// SetImages makes the images the only ones present: others are missing, as
+// on a backend with an image store. By default every image not marked
+// missing is present.
+func (f *Fake) SetImages(images ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.images = map[string]bool{}
+	for _, img := range images {
+		f.images[img] = true
+	}
+}
+
+// absent reports an image the store does not hold. f.mu must be held.
+func (f *Fake) absent(image string) bool {
+	return f.missing[image] || f.images != nil && !f.images[image]
 }
 
 // Exit makes a running container exit with code.
@@ -201,13 +249,13 @@ func (f *Fake) Config(id string) (runtime.ContainerConfig, bool) {
 
 // Containers returns every container, oldest first.
 func (f *Fake) Containers() []runtime.Container {
-	cs, _ := f.ListContainers(context.Background())
+	_, cs, _ := f.List(context.Background(), runtime.ListFilter{})
 	return cs
 }
 
 // Sandboxes returns every sandbox, oldest first.
 func (f *Fake) Sandboxes() []runtime.Sandbox {
-	sbs, _ := f.ListSandboxes(context.Background())
+	sbs, _, _ := f.List(context.Background(), runtime.ListFilter{})
 	return sbs
 }
 
@@ -238,14 +286,17 @@ func (f *Fake) exitLocked(c *container, code int) {
 	c.c.State = runtime.ContainerExited
 	c.c.ExitCode = code
 	c.c.FinishedAt = f.now()
-	f.publish(c.c.PodUID, c.c.ID, runtime.ActionDied)
+	f.publish(c.c.Labels, c.c.PodUID, c.c.ID, runtime.ActionDied)
 }
 
-func (f *Fake) publish(uid, id, action string) {
+func (f *Fake) publish(labels map[string]string, uid, id, action string) {
 	ev := runtime.Event{PodUID: uid, ContainerID: id, Action: action, Time: time.Now()}
-	for _, ch := range f.subs {
+	for _, s := range f.subs {
+		if s.owner != "" && labels[runtime.LabelOwner] != s.owner {
+			continue
+		}
 		select {
-		case ch <- ev:
+		case s.ch <- ev:
 		default: // a hint only: dropping is allowed by the contract
 		}
 	}
@@ -280,392 +331,4 @@ func (f *Fake) Info(context.Context) (runtime.HostInfo, error) {
 	defer f.mu.Unlock()
 	return runtime.HostInfo{RuntimeName: "fake", RuntimeVersion: "0", OCIRuntime: "none",
 		CgroupVersion: "2", OS: "linux", Arch: "amd64"}, f.enter("Info")
-}
-
-// EnsureImage implements runtime.Runtime.
-func (f *Fake) EnsureImage(_ context.Context, image string, _ runtime.PullPolicy, _ []runtime.Credential) (string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.enter("EnsureImage"); err != nil {
-		return "", err
-	}
-	if f.missing[image] {
-		return "", fmt.Errorf("pulling %s: %w", image, runtime.ErrImageNotFound)
-	}
-	return imageID(image), nil
-}
-
-// CreateSandbox implements runtime.Runtime.
-func (f *Fake) CreateSandbox(_ context.Context, cfg runtime.SandboxConfig) (runtime.Sandbox, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.enter("CreateSandbox"); err != nil {
-		return runtime.Sandbox{}, err
-	}
-	labels := copyLabels(cfg.Labels)
-	labels[runtime.LabelManaged] = "true"
-	labels[runtime.LabelPodUID] = cfg.PodUID
-	labels[runtime.LabelPodNamespace] = cfg.Namespace
-	labels[runtime.LabelPodName] = cfg.Name
-	id := f.nextID("sb")
-	sb := &runtime.Sandbox{
-		ID: id, PodUID: cfg.PodUID, Namespace: cfg.Namespace, Name: cfg.Name,
-		State: runtime.SandboxReady, IPs: []string{fmt.Sprintf("10.88.%d.%d", f.seq/250, f.seq%250+2)},
-		CreatedAt: f.now(), Labels: labels,
-	}
-	switch {
-	case cfg.HostNetwork:
-		sb.IPs = nil
-	case cfg.NetNS != "":
-		sb.NetNS, sb.IPs = cfg.NetNS, append([]string(nil), cfg.IPs...)
-	}
-	f.sandboxes[sb.ID] = sb
-	f.sbConfigs[sb.ID] = cfg
-	f.publish(cfg.PodUID, "", "pod-create")
-	out := *sb
-	out.Labels = copyLabels(labels)
-	return out, nil
-}
-
-// RemoveSandbox implements runtime.Runtime: it removes the sandbox and its
-// containers, running or not; a missing sandbox is not an error.
-func (f *Fake) RemoveSandbox(_ context.Context, id string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.enter("RemoveSandbox"); err != nil {
-		return err
-	}
-	sb, ok := f.sandboxes[id]
-	if !ok {
-		return nil
-	}
-	for cid, c := range f.containers {
-		if c.c.SandboxID == id {
-			delete(f.containers, cid)
-		}
-	}
-	delete(f.sandboxes, id)
-	f.publish(sb.PodUID, "", "pod-remove")
-	return nil
-}
-
-// ListSandboxes implements runtime.Runtime.
-func (f *Fake) ListSandboxes(context.Context) ([]runtime.Sandbox, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.enter("ListSandboxes"); err != nil {
-		return nil, err
-	}
-	out := make([]runtime.Sandbox, 0, len(f.sandboxes))
-	for _, sb := range f.sandboxes {
-		s := *sb
-		s.IPs = append([]string(nil), sb.IPs...)
-		s.Labels = copyLabels(sb.Labels)
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
-	return out, nil
-}
-
-// CreateContainer implements runtime.Runtime. Like podman, it copies the
-// pod identity from the sandbox onto the container's labels.
-func (f *Fake) CreateContainer(_ context.Context, sandboxID string, cfg runtime.ContainerConfig) (string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.enter("CreateContainer"); err != nil {
-		return "", err
-	}
-	sb, ok := f.sandboxes[sandboxID]
-	if !ok {
-		return "", fmt.Errorf("sandbox %s: %w", sandboxID, runtime.ErrNotFound)
-	}
-	if f.missing[cfg.Image] {
-		return "", fmt.Errorf("image %s: %w", cfg.Image, runtime.ErrImageNotFound)
-	}
-	labels := copyLabels(cfg.Labels)
-	for _, k := range []string{runtime.LabelPodUID, runtime.LabelPodNamespace, runtime.LabelPodName} {
-		labels[k] = sb.Labels[k]
-	}
-	labels[runtime.LabelManaged] = "true"
-	labels[runtime.LabelContainerName] = cfg.Name
-	labels[runtime.LabelAttempt] = fmt.Sprint(cfg.Attempt)
-	c := &container{cfg: cfg, c: runtime.Container{
-		ID: f.nextID("ctr"), SandboxID: sandboxID, PodUID: sb.PodUID, Namespace: sb.Namespace,
-		PodName: sb.Name, Name: cfg.Name, Attempt: cfg.Attempt, Image: cfg.Image,
-		ImageID: imageID(cfg.Image), State: runtime.ContainerCreated, CreatedAt: f.now(), Labels: labels,
-	}}
-	f.containers[c.c.ID] = c
-	f.publish(sb.PodUID, c.c.ID, "create")
-	return c.c.ID, nil
-}
-
-// StartContainer implements runtime.Runtime; starting a running container is a no-op.
-func (f *Fake) StartContainer(_ context.Context, id string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.enter("StartContainer"); err != nil {
-		return err
-	}
-	c, ok := f.containers[id]
-	if !ok {
-		return fmt.Errorf("container %s: %w", id, runtime.ErrNotFound)
-	}
-	if c.c.State == runtime.ContainerRunning {
-		return nil
-	}
-	c.c.State, c.c.ExitCode, c.c.StartedAt, c.c.FinishedAt = runtime.ContainerRunning, 0, f.now(), time.Time{}
-	f.publish(c.c.PodUID, id, "start")
-	return nil
-}
-
-// StopContainer implements runtime.Runtime: it records the grace and the
-// container exits as if killed by SIGTERM (143). Stopping an exited
-// container changes nothing.
-func (f *Fake) StopContainer(_ context.Context, id string, grace time.Duration) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.enter("StopContainer"); err != nil {
-		return err
-	}
-	c, ok := f.containers[id]
-	if !ok {
-		return fmt.Errorf("container %s: %w", id, runtime.ErrNotFound)
-	}
-	f.stops = append(f.stops, StopCall{ID: id, Grace: grace})
-	if c.c.State != runtime.ContainerExited {
-		f.exitLocked(c, 143)
-	}
-	return nil
-}
-
-// UpdateSandboxResources implements runtime.Runtime: the sandbox's config
-// takes the new resources, as SandboxConfig then shows.
-func (f *Fake) UpdateSandboxResources(_ context.Context, id string, r runtime.Resources) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.enter("UpdateSandboxResources"); err != nil {
-		return err
-	}
-	cfg, ok := f.sbConfigs[id]
-	if !ok {
-		return fmt.Errorf("sandbox %s: %w", id, runtime.ErrNotFound)
-	}
-	cfg.Resources = r
-	f.sbConfigs[id] = cfg
-	return nil
-}
-
-// UpdateContainerResources implements runtime.Runtime: the container's
-// config takes the new resources, as ContainerConfig then shows.
-func (f *Fake) UpdateContainerResources(_ context.Context, id string, r runtime.Resources) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.enter("UpdateContainerResources"); err != nil {
-		return err
-	}
-	c, ok := f.containers[id]
-	if !ok {
-		return fmt.Errorf("container %s: %w", id, runtime.ErrNotFound)
-	}
-	if c.c.State != runtime.ContainerRunning {
-		return fmt.Errorf("container %s is not running", id)
-	}
-	c.cfg.Resources = r
-	return nil
-}
-
-// RemoveContainer implements runtime.Runtime: a force remove; a missing
-// container is not an error.
-func (f *Fake) RemoveContainer(_ context.Context, id string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.enter("RemoveContainer"); err != nil {
-		return err
-	}
-	if c, ok := f.containers[id]; ok {
-		delete(f.containers, id)
-		f.publish(c.c.PodUID, id, "remove")
-	}
-	return nil
-}
-
-// ListContainers implements runtime.Runtime.
-func (f *Fake) ListContainers(context.Context) ([]runtime.Container, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.enter("ListContainers"); err != nil {
-		return nil, err
-	}
-	out := make([]runtime.Container, 0, len(f.containers))
-	for _, c := range f.containers {
-		cc := c.c
-		cc.Labels = copyLabels(c.c.Labels)
-		out = append(out, cc)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
-	return out, nil
-}
-
-// ListPod implements runtime.PodLister: one pod's sandboxes and containers.
-func (f *Fake) ListPod(ctx context.Context, uid string) ([]runtime.Sandbox, []runtime.Container, error) {
-	f.mu.Lock()
-	err := f.enter("ListPod")
-	f.mu.Unlock()
-	if err != nil {
-		return nil, nil, err
-	}
-	sbs, err := f.ListSandboxes(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	ctrs, err := f.ListContainers(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	var outS []runtime.Sandbox
-	for _, sb := range sbs {
-		if sb.PodUID == uid {
-			outS = append(outS, sb)
-		}
-	}
-	var outC []runtime.Container
-	for _, c := range ctrs {
-		if c.PodUID == uid {
-			outC = append(outC, c)
-		}
-	}
-	return outS, outC, nil
-}
-
-// InspectContainer implements runtime.Runtime.
-func (f *Fake) InspectContainer(_ context.Context, id string) (runtime.Container, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.enter("InspectContainer"); err != nil {
-		return runtime.Container{}, err
-	}
-	c, ok := f.containers[id]
-	if !ok {
-		return runtime.Container{}, fmt.Errorf("container %s: %w", id, runtime.ErrNotFound)
-	}
-	cc := c.c
-	cc.Labels = copyLabels(c.c.Labels)
-	return cc, nil
-}
-
-// Events implements runtime.Runtime: a hint per change until ctx ends.
-func (f *Fake) Events(ctx context.Context) (<-chan runtime.Event, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.enter("Events"); err != nil {
-		return nil, err
-	}
-	ch := make(chan runtime.Event, 64)
-	f.subs = append(f.subs, ch)
-	go func() {
-		<-ctx.Done()
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		for i, s := range f.subs {
-			if s == ch {
-				f.subs = append(f.subs[:i], f.subs[i+1:]...)
-				close(ch)
-				break
-			}
-		}
-	}()
-	return ch, nil
-}
-
-// BreakEvents ends every open event stream, as a restarting backend does.
-func (f *Fake) BreakEvents() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, ch := range f.subs {
-		close(ch)
-	}
-	f.subs = nil
-}
-
-// Logs implements runtime.Runtime: it writes what SetLogs stored.
-func (f *Fake) Logs(_ context.Context, id string, _ runtime.LogOptions, stdout, _ io.Writer) error {
-	f.mu.Lock()
-	err := f.enter("Logs")
-	_, ok := f.containers[id]
-	text := f.logs[id]
-	f.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("container %s: %w", id, runtime.ErrNotFound)
-	}
-	_, err = io.WriteString(stdout, text)
-	return err
-}
-
-// ExecFunc plays a command run in a container: what it writes and its exit code.
-type ExecFunc func(ctx context.Context, id string, cmd []string, sio runtime.StreamIO) (int, error)
-
-// HandleExec makes Exec in a known container call fn (nil: Exec is
-// unsupported again, the default).
-func (f *Fake) HandleExec(fn ExecFunc) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.exec = fn
-}
-
-// Exec implements runtime.Runtime with the HandleExec function, called
-// without the fake's lock held.
-func (f *Fake) Exec(ctx context.Context, id string, cmd []string, sio runtime.StreamIO) (int, error) {
-	f.mu.Lock()
-	if err := f.enter("Exec"); err != nil {
-		f.mu.Unlock()
-		return -1, err
-	}
-	fn := f.exec
-	_, known := f.containers[id]
-	f.mu.Unlock()
-	switch {
-	case fn == nil:
-		return -1, ErrUnsupported
-	case !known:
-		return -1, fmt.Errorf("container %s: %w", id, runtime.ErrNotFound)
-	}
-	if sio.Started != nil {
-		sio.Started() // the fake's command starts when fn is called
-	}
-	return fn(ctx, id, cmd, sio)
-}
-
-// Attach implements runtime.Runtime; the fake does not model it.
-func (f *Fake) Attach(context.Context, string, runtime.StreamIO) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	_ = f.enter("Attach")
-	return ErrUnsupported
-}
-
-// Stats implements runtime.Runtime: zero figures for each known container.
-func (f *Fake) Stats(_ context.Context, ids []string) ([]runtime.ContainerStats, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.enter("Stats"); err != nil {
-		return nil, err
-	}
-	var out []runtime.ContainerStats
-	for _, id := range ids {
-		if _, ok := f.containers[id]; ok {
-			out = append(out, runtime.ContainerStats{ID: id, Time: time.Now()})
-		}
-	}
-	return out, nil
-}
-
-// PortForward implements runtime.Runtime; the fake does not model it.
-func (f *Fake) PortForward(context.Context, string, int32, io.ReadWriteCloser) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	_ = f.enter("PortForward")
-	return ErrUnsupported
 }

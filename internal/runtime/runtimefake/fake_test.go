@@ -16,7 +16,8 @@ func TestLifecycle(t *testing.T) {
 	if err != nil || sb.State != runtime.SandboxReady || len(sb.IPs) != 1 {
 		t.Fatalf("CreateSandbox = %+v, %v", sb, err)
 	}
-	id, err := f.CreateContainer(ctx, sb.ID, runtime.ContainerConfig{Name: "c", Attempt: 2, Image: "img:1"})
+	id, err := f.CreateContainer(ctx, sb.ID, runtime.ContainerConfig{Name: "c", Attempt: 2, Image: "img:1",
+		Labels: runtime.ContainerLabels(runtime.PodLabels("u1", "ns", "p"), "c", 2)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,18 +53,7 @@ func (s *suite) testSandbox(t *testing.T) {
 	if sb.ID == "" || len(sb.IPs) == 0 {
 		t.Fatalf("CreateSandbox = %+v; want an ID and an IP", sb)
 	}
-	sbs, err := s.rt.ListSandboxes(ctxT(t, 30*time.Second))
-	if err != nil {
-		t.Fatalf("ListSandboxes: %v", err)
-	}
-	s.checkListedSandbox(t, sbs, sb)
-	if l, ok := s.rt.(runtime.SnapshotLister); ok {
-		all, _, err := l.ListAll(ctxT(t, 30*time.Second))
-		if err != nil {
-			t.Fatalf("ListAll: %v", err)
-		}
-		s.checkListedSandbox(t, all, sb)
-	}
+	s.checkListedSandbox(t, mustListSandboxes(t, s), sb)
 }
 
 // checkListedSandbox finds sb in a listing and checks what it says of it.
@@ -114,7 +103,7 @@ func (s *suite) testLifecycle(t *testing.T) {
 	}
 	for _, l := range mustList(t, s) {
 		if l.SandboxID == sb.ID && l.ID != id {
-			t.Errorf("ListContainers shows a container that is not runlet's: %+v", l)
+			t.Errorf("List shows a container that is not runlet's: %+v", l)
 		}
 	}
 	if err := s.rt.RemoveContainer(ctxT(t, 30*time.Second), id); err != nil {
@@ -128,13 +117,24 @@ func (s *suite) testLifecycle(t *testing.T) {
 	}
 }
 
+// mustList lists every container.
 func mustList(t *testing.T, s *suite) []runtime.Container {
 	t.Helper()
-	cs, err := s.rt.ListContainers(ctxT(t, 30*time.Second))
+	_, cs, err := s.rt.List(ctxT(t, 30*time.Second), runtime.ListFilter{})
 	if err != nil {
-		t.Fatalf("ListContainers: %v", err)
+		t.Fatalf("List: %v", err)
 	}
 	return cs
+}
+
+// mustListSandboxes lists every sandbox.
+func mustListSandboxes(t *testing.T, s *suite) []runtime.Sandbox {
+	t.Helper()
+	sbs, _, err := s.rt.List(ctxT(t, 30*time.Second), runtime.ListFilter{})
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	return sbs
 }
 
 func (s *suite) testExitCode(t *testing.T) {
@@ -259,11 +259,7 @@ func (s *suite) testRemoveSandbox(t *testing.T) {
 			t.Errorf("container left after RemoveSandbox: %+v", c)
 		}
 	}
-	sbs, err := s.rt.ListSandboxes(ctxT(t, 30*time.Second))
-	if err != nil {
-		t.Fatalf("ListSandboxes: %v", err)
-	}
-	for _, l := range sbs {
+	for _, l := range mustListSandboxes(t, s) {
 		if l.ID == sb.ID || l.PodUID == sb.PodUID {
 			t.Errorf("sandbox left after RemoveSandbox: %+v", l)
 		}

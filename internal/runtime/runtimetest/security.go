@@ -80,15 +80,10 @@ func (s *suite) testImageUser(t *testing.T) {
 // testSandboxSysctlsAndPids: pod-level sysctls reach the containers, and
 // the pod's processes are capped.
 func (s *suite) testSandboxSysctlsAndPids(t *testing.T) {
-	uid := newUID()
-	sb, err := s.rt.CreateSandbox(ctxT(t, time.Minute), runtime.SandboxConfig{PodUID: uid, Namespace: Namespace,
-		Name: s.prefix + "-sysctls", Labels: map[string]string{"runtimetest.run": s.prefix},
-		Sysctls:   map[string]string{"kernel.shm_rmid_forced": "1", "net.ipv4.ip_unprivileged_port_start": "77"},
-		Resources: runtime.Resources{PidsLimit: 20}})
-	if err != nil {
-		t.Fatalf("CreateSandbox: %v", err)
-	}
-	s.pods[uid] = sb.ID
+	sb := s.sandboxOn(t, s.rt, s.owner, "sysctls", func(cfg *runtime.SandboxConfig) {
+		cfg.Sysctls = map[string]string{"kernel.shm_rmid_forced": "1", "net.ipv4.ip_unprivileged_port_start": "77"}
+		cfg.Resources = runtime.Resources{PidsLimit: 20}
+	})
 	_, out := s.logsOf(t, sb, runtime.ContainerConfig{Name: "sysctl", Command: []string{"sh", "-c",
 		"cat /proc/sys/kernel/shm_rmid_forced /proc/sys/net/ipv4/ip_unprivileged_port_start; " +
 			"i=0; while [ $i -lt 40 ]; do sleep 30 & i=$((i+1)); done 2>&1"}})

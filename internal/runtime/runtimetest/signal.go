@@ -10,10 +10,10 @@ import (
 // testStopSignalLost checks the optional signal check against the kernel's
 // rule: a signal to a PID namespace's init without a handler is dropped.
 func (s *suite) testStopSignalLost(t *testing.T) {
-	sc, ok := s.rt.(runtime.SignalChecker)
-	if !ok {
+	if !s.caps.SignalCheck {
 		t.Skip("backend does not check signals")
 	}
+	sc := s.rt
 	sb := s.sandbox(t, "signals")
 	cases := []struct {
 		name string
