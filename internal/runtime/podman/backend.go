@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/podmanservice"
 )
 
 // Options configure New.
@@ -52,7 +53,7 @@ type Backend struct {
 	host       runtime.HostInfo
 	ociRuntime string
 	remote     bool // the service runs on another host
-	limits     hostLimits
+	limits     podmanservice.Limits
 	rlimits    []RLimit
 	cg         cgroupHost
 	ooms       *oomRecorder
@@ -60,8 +61,10 @@ type Backend struct {
 
 	restartMu sync.Mutex // serialises service restarts
 	mu        sync.Mutex
-	svc       *service // nil when the socket belongs to someone else
-	svcCfg    serviceConfig
+	svc       *podmanservice.Service // nil when the socket belongs to someone else
+	svcCfg    podmanservice.Config
+	svcDir    string // the private service's socket, containers.conf and log
+	ownDir    bool   // svcDir is a temporary directory for Close to remove
 	closing   bool
 	sandboxes map[string]sandboxMeta // pod ID → what never changes about it
 	details   map[string]ctrDetail   // container ID → last inspect details
@@ -89,7 +92,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	var err error
 	if opts.Socket != "" {
 		err = b.useSocket(ctx, opts.Socket)
-	} else if sock := defaultSocket(); !opts.PrivateService && pingable(ctx, sock) {
+	} else if sock := podmanservice.DefaultSocket(); !opts.PrivateService && pingable(ctx, sock) {
 		err = b.useSocket(ctx, sock)
 	} else {
 		err = b.startOwnService(ctx)
@@ -135,11 +138,11 @@ func (b *Backend) useSocket(ctx context.Context, sock string) error {
 	if b.remote {
 		// The service's limits cannot be read from here; a remote host is
 		// taken to be set up for its own podman, whose defaults then work.
-		b.limits = hostLimits{CapSysResource: true, Source: "podman's defaults (remote service)"}
+		b.limits = podmanservice.Limits{CapSysResource: true, Source: "podman's defaults (remote service)"}
 	} else {
-		b.limits = serviceLimits(b.client.Socket())
+		b.limits = podmanservice.PeerLimits(b.client.Socket())
 	}
-	b.rlimits = b.limits.rlimits()
+	b.rlimits = specRLimits(b.limits)
 	b.logStartup()
 	return nil
 }
@@ -160,30 +163,26 @@ func (b *Backend) startOwnService(ctx context.Context) error {
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	svc, err := startService(ctx, b.opts.PodmanPath, dir, serviceConfig{}, b.opts.StartTimeout)
+	svc, err := b.startService(ctx, dir, podmanservice.Config{})
 	if err != nil {
 		if ownDir {
 			_ = os.RemoveAll(dir)
 		}
 		return err
 	}
-	svc.ownDir = ownDir
-	b.svc = svc
-	b.client = NewClient(svc.socket).WithObserver(b.opts.Observe)
+	b.svc, b.svcDir, b.ownDir = svc, dir, ownDir
+	b.client = NewClient(svc.URL()).WithObserver(b.opts.Observe)
 	if err := b.detect(ctx); err != nil {
 		return err
 	}
-	if l, err := procLimits(svc.pid()); err == nil {
+	if l, err := podmanservice.ProcessLimits(svc.PID()); err == nil {
 		b.limits = l
 	} else {
-		b.limits = ownLimits()
+		b.limits = podmanservice.OwnLimits()
 	}
-	b.rlimits = b.limits.rlimits()
-	cfg := serviceConfig{RLimits: b.rlimits}
-	if b.ociRuntime != b.info.Host.OCIRuntime.Name {
-		cfg.OCIRuntime = b.ociRuntime
-	}
-	if !cfg.empty() {
+	b.rlimits = specRLimits(b.limits)
+	cfg := podmanservice.Imposed(b.limits, b.ociRuntime, b.info.Host.OCIRuntime.Name)
+	if !cfg.Empty() {
 		if err := b.restartService(ctx, cfg); err != nil {
 			return err
 		}
@@ -194,14 +193,12 @@ func (b *Backend) startOwnService(ctx context.Context) error {
 
 // restartService replaces the owned service by one running with cfg; the
 // caller holds restartMu or runs before supervise starts.
-func (b *Backend) restartService(ctx context.Context, cfg serviceConfig) error {
-	old := b.svc
-	_ = old.stop()
-	svc, err := startService(ctx, b.opts.PodmanPath, old.dir, cfg, b.opts.StartTimeout)
+func (b *Backend) restartService(ctx context.Context, cfg podmanservice.Config) error {
+	_ = b.svc.Stop()
+	svc, err := b.startService(ctx, b.svcDir, cfg)
 	if err != nil {
 		return err
 	}
-	svc.ownDir = old.ownDir
 	b.mu.Lock()
 	b.svc, b.svcCfg = svc, cfg
 	b.mu.Unlock()
@@ -254,7 +251,7 @@ func (b *Backend) supervise() {
 		if svc == nil {
 			return
 		}
-		<-svc.done
+		<-svc.Done()
 		b.mu.Lock()
 		closing, current := b.closing, b.svc == svc
 		b.mu.Unlock()
@@ -285,8 +282,8 @@ func (b *Backend) Reconnect(ctx context.Context) error {
 	}
 	if svc != nil {
 		select {
-		case <-svc.done:
-			b.opts.Logf("podman service (pid %d) exited; restarting it", svc.pid())
+		case <-svc.Done():
+			b.opts.Logf("podman service (pid %d) exited; restarting it", svc.PID())
 			if err := b.restartService(ctx, cfg); err != nil {
 				return err
 			}
@@ -310,7 +307,7 @@ func (b *Backend) RLimits() []RLimit { return b.rlimits }
 func (b *Backend) ServicePID() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.svc.pid()
+	return b.svc.PID()
 }
 
 // Close stops a service the backend started (by its PID); the containers
@@ -329,9 +326,9 @@ func (b *Backend) Close() error {
 	if svc == nil {
 		return nil
 	}
-	err := svc.stop()
-	if svc.ownDir {
-		_ = os.RemoveAll(svc.dir)
+	err := svc.Stop()
+	if b.ownDir {
+		_ = os.RemoveAll(b.svcDir)
 	}
 	return err
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/podmanservice"
 )
 
 // fakePodman is an httptest server on a unix socket that answers libpod
@@ -103,7 +104,7 @@ func (f *fakePodman) backend() *Backend {
 		opts:       Options{Logf: f.t.Logf, ExitDir: f.t.TempDir()},
 		client:     NewClient("unix://" + f.socket),
 		ociRuntime: "runc",
-		rlimits:    hostLimits{NoFile: 20000, NProc: 32768}.rlimits(),
+		rlimits:    specRLimits(podmanservice.Limits{NoFile: 20000, NProc: 32768}),
 		sandboxes:  map[string]sandboxMeta{},
 		details:    map[string]ctrDetail{},
 		host:       runtime.HostInfo{RuntimeName: "podman"},

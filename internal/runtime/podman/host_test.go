@@ -1,55 +1,20 @@
 package podman
 
 import (
-	"os"
 	"reflect"
-	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/runlet/runlet/internal/runtime/podman/podmanservice"
 )
 
-func TestHardField(t *testing.T) {
-	for line, want := range map[string]uint64{
-		"Max processes             32768                32768                processes ": 32768,
-		"Max open files            1024                 20000                files     ": 20000,
-		"Max cpu time              unlimited            unlimited            seconds   ": unix.RLIM_INFINITY,
-	} {
-		if got := hardField(line); got != want {
-			t.Errorf("hardField(%q) = %d; want %d", line, got, want)
-		}
-	}
-}
-
-func TestProcLimitsOfSelf(t *testing.T) {
-	l, err := procLimits(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r unix.Rlimit
-	_ = unix.Getrlimit(unix.RLIMIT_NPROC, &r)
-	if l.NProc != r.Max {
-		t.Errorf("NProc = %d; getrlimit says %d", l.NProc, r.Max)
-	}
-}
-
-func TestRLimitsClamp(t *testing.T) {
-	if got := (hostLimits{NoFile: 20000, NProc: 32768, CapSysResource: true}).rlimits(); got != nil {
+func TestSpecRLimits(t *testing.T) {
+	if got := specRLimits(podmanservice.Limits{NoFile: 20000, NProc: 32768, CapSysResource: true}); got != nil {
 		t.Errorf("with CAP_SYS_RESOURCE: %v; want podman's defaults (nil)", got)
 	}
-	got := hostLimits{NoFile: unix.RLIM_INFINITY, NProc: 4096}.rlimits()
+	got := specRLimits(podmanservice.Limits{NoFile: 1 << 30, NProc: 4096})
 	want := []RLimit{{"nofile", 1 << 20, 1 << 20}, {"nproc", 4096, 4096}}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("rlimits = %v; want %v", got, want)
-	}
-}
-
-func TestContainersConf(t *testing.T) {
-	c := serviceConfig{OCIRuntime: "runc", RLimits: []RLimit{{"nofile", 20000, 20000}, {"nproc", 32768, 32768}}}.containersConf()
-	for _, want := range []string{"[containers]\ndefault_ulimits = [\"nofile=20000:20000\", \"nproc=32768:32768\"]", "[engine]\nruntime = \"runc\""} {
-		if !strings.Contains(c, want) {
-			t.Errorf("containers.conf:\n%s\nlacks %q", c, want)
-		}
+		t.Errorf("r_limits = %v; want %v", got, want)
 	}
 }
 
@@ -63,10 +28,8 @@ func TestChooseOCIRuntime(t *testing.T) {
 	if got := chooseOCIRuntime(v1, "kata", true); got != "kata" {
 		t.Errorf("override: %s", got)
 	}
-	if haveBinary("runc") {
-		if got := chooseOCIRuntime(v1, "", true); got != "runc" {
-			t.Errorf("cgroup v1 with runc installed: %s; want runc", got)
-		}
+	if got := chooseOCIRuntime(v1, "", true); got != podmanservice.OCIRuntime("v1", "crun") {
+		t.Errorf("cgroup v1: %s; want what the host needs", got)
 	}
 	if got := chooseOCIRuntime(v1, "", false); got != "crun" {
 		t.Errorf("remote service: %s; want its own default, whatever this host has installed", got)

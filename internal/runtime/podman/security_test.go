@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/podmanservice"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -57,7 +58,7 @@ func TestSecuritySpec(t *testing.T) {
 // against the real service by the e2e tests): a misspelt key is silently
 // ignored by podman.
 func TestSpecJSONNames(t *testing.T) {
-	b := &Backend{cg: cgroupHost{swapLimit: true}, limits: hostLimits{CapSysResource: true}}
+	b := &Backend{cg: cgroupHost{swapLimit: true}, limits: podmanservice.Limits{CapSysResource: true}}
 	spec := b.containerSpec("pod1", podLabels, runtime.ContainerConfig{
 		Name: "c", Image: "img",
 		Resources: runtime.Resources{CPUMillis: 1, CPUShares: 2, MemoryBytes: 1 << 20, PidsLimit: 5, OOMScoreAdj: ptr(-997)},
@@ -117,14 +118,14 @@ func TestResourcesSpec(t *testing.T) {
 }
 
 func TestOOMScoreAdjClamp(t *testing.T) {
-	without := &Backend{limits: hostLimits{OOMScoreAdj: 0}}
+	without := &Backend{limits: podmanservice.Limits{OOMScoreAdj: 0}}
 	if got := *without.oomScoreAdj(ptr(-997)); got != 0 {
 		t.Errorf("without CAP_SYS_RESOURCE: %d; want the service's 0", got)
 	}
 	if got := *without.oomScoreAdj(ptr(1000)); got != 1000 {
 		t.Errorf("raising: %d; want 1000", got)
 	}
-	with := &Backend{limits: hostLimits{CapSysResource: true}}
+	with := &Backend{limits: podmanservice.Limits{CapSysResource: true}}
 	if got := *with.oomScoreAdj(ptr(-997)); got != -997 {
 		t.Errorf("with CAP_SYS_RESOURCE: %d; want -997", got)
 	}

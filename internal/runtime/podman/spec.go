@@ -1,6 +1,9 @@
 package podman
 
-import "github.com/runlet/runlet/internal/runtime"
+import (
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/podmanservice"
+)
 
 // CreateSpecs are the libpod create specs the backend would send for a
 // sandbox and one of its containers, on a cgroup v1 host with swap
@@ -8,7 +11,7 @@ import "github.com/runlet/runlet/internal/runtime"
 // talking to a service: the far end of the pod spec → backend spec
 // translation, for tests and fuzzing across the contract.
 func CreateSpecs(sb runtime.SandboxConfig, ctr runtime.ContainerConfig) (PodSpec, ContainerSpec) {
-	b := &Backend{cg: cgroupHost{swapLimit: true}, ociRuntime: "runc", rlimits: hostLimits{NoFile: 1 << 20, NProc: 1 << 20}.rlimits()}
+	b := &Backend{cg: cgroupHost{swapLimit: true}, ociRuntime: "runc", rlimits: specRLimits(podmanservice.Limits{NoFile: 1 << 20, NProc: 1 << 20})}
 	pod := podSpec(sb)
 	b.applyPodSecurity(&pod, sb)
 	return pod, b.containerSpec("pod", sandboxLabels(sb), ctr)

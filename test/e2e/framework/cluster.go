@@ -74,7 +74,7 @@ func HostPodman(t testing.TB) *PodmanService {
 		t.Fatal(err)
 	}
 	if err := svc.Start(); err != nil {
-		t.Fatalf("podman service on %s: %v\n--- tail of %s:\n%s", HostPodmanSocket, err, svc.LogPath, tail(svc.LogPath, 30))
+		t.Fatalf("podman service on %s (log %s): %v", HostPodmanSocket, svc.LogPath, err)
 	}
 	t.Cleanup(func() {
 		if err := svc.Stop(); err != nil {

@@ -5,36 +5,32 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/runtime/podman/podmanservice"
 	"k8s.io/apimachinery/pkg/types"
 )
 
 // PodmanService is a `podman system service --time=0 unix://…` owned by the test binary, shared by the
-// package's tests and handed to runlets as --podman-socket. It runs with a containers.conf that makes
-// pods' infra containers start on this kind of host (OCI runtime, rlimits), like a host set up for runlet. Tests may Stop, Kill or Restart it; the next
-// Podman(t) starts it again if it is down. It is stopped by PID when Main returns.
+// package's tests and handed to runlets as --podman-socket. It runs with the containers.conf runlet
+// imposes on a service it starts itself (see podmanservice), like a host set up for runlet. Tests may
+// Stop, Kill or Restart it; the next Podman(t) starts it again if it is down. It is stopped by PID when
+// Main returns.
 type PodmanService struct {
 	Socket         string // path of the unix socket
 	TCP            string // host:port to listen on instead of Socket (a remote-style tcp:// service)
 	LogPath        string
-	ContainersConf string // written at the first Start (see configure)
+	ContainersConf string // written at the first Start when the host needs one (see configure)
 
-	mu    sync.Mutex
-	cmd   *exec.Cmd
-	done  chan struct{}
-	state *os.ProcessState
+	mu         sync.Mutex
+	svc        *podmanservice.Service
+	configured bool
 }
 
 var (
@@ -61,7 +57,7 @@ func Podman(t testing.TB) *PodmanService {
 	}
 	if !podmanSvc.Running() {
 		if err := podmanSvc.Start(); err != nil {
-			t.Fatalf("podman service: %v\n--- tail of %s:\n%s", err, podmanSvc.LogPath, tail(podmanSvc.LogPath, 30))
+			t.Fatalf("podman service (log %s): %v", podmanSvc.LogPath, err)
 		}
 	}
 	return podmanSvc
@@ -91,203 +87,107 @@ func (p *PodmanService) URL() string {
 }
 
 // Start starts the service and waits until it answers /_ping. The first start also writes the
-// service's containers.conf (see configure).
+// service's containers.conf when the host needs one (see configure).
 func (p *PodmanService) Start() error {
-	p.mu.Lock()
-	running := p.cmd != nil && p.state == nil
-	conf := p.ContainersConf
-	p.mu.Unlock()
-	if running {
+	if p.Running() {
 		return errors.New("podman service is already running")
 	}
-	if conf == "" {
-		c, err := p.configure()
-		if err != nil {
-			return err
-		}
-		p.mu.Lock()
-		p.ContainersConf = c
-		p.mu.Unlock()
+	if err := p.configure(); err != nil {
+		return err
 	}
-	return p.launch(p.confEnv())
+	return p.launch(p.ContainersConf)
 }
 
-// configure makes the service what a host set up for runlet provides, as runlet does for a service
-// it starts itself: podman 4.x takes the OCI runtime and rlimits of a pod's infra container only
-// from containers.conf, and on this kind of host crun fails (cgroup v1 hybrid) and podman's default
-// rlimits exceed what a process without CAP_SYS_RESOURCE may hand down. It starts a plain service to
-// read the limits podman really runs with, stops it, and writes containers.conf beside the socket.
-func (p *PodmanService) configure() (string, error) {
-	if err := p.launch(nil); err != nil {
-		return "", err
+// configure decides the containers.conf as runlet does for a service it starts itself: it starts a
+// plain service to read the limits podman really runs with, stops it, and writes what podmanservice
+// imposes for those limits and this host's cgroups beside the log.
+func (p *PodmanService) configure() error {
+	if p.ContainersConf != "" || p.configured {
+		return nil
 	}
-	nofile, nproc, err := procHardLimits(p.PID())
+	if err := p.launch(""); err != nil {
+		return err
+	}
+	limits, err := podmanservice.ProcessLimits(p.PID())
 	if stopErr := p.Stop(); err == nil {
 		err = stopErr
 	}
 	if err != nil {
-		return "", err
+		return err
 	}
-	const podmanDefault = 1 << 20
-	var b strings.Builder
-	b.WriteString("# written by runlet's e2e framework for its podman service\n")
-	fmt.Fprintf(&b, "[containers]\ndefault_ulimits = [\"nofile=%d:%d\", \"nproc=%d:%d\"]\n",
-		min(nofile, podmanDefault), min(nofile, podmanDefault), min(nproc, podmanDefault), min(nproc, podmanDefault))
-	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err != nil { // cgroup v1 or hybrid
-		if _, err := exec.LookPath("runc"); err == nil {
-			b.WriteString("[engine]\nruntime = \"runc\"\n")
-		} else if _, err := os.Stat("/usr/sbin/runc"); err == nil {
-			b.WriteString("[engine]\nruntime = \"runc\"\n")
-		}
+	out, err := PodmanCLIE("info", "--format", "{{.Host.CgroupsVersion}} {{.Host.OCIRuntime.Name}}")
+	cgroups, def, _ := strings.Cut(strings.TrimSpace(out), " ")
+	if err != nil {
+		return err
 	}
-	path := filepath.Join(filepath.Dir(p.Socket), "containers.conf")
-	return path, os.WriteFile(path, []byte(b.String()), 0o644)
-}
-
-// confEnv points podman at ContainersConf: CONTAINERS_CONF_OVERRIDE (merged over the system files)
-// from podman 4.4 on, CONTAINERS_CONF (replacing them) before.
-func (p *PodmanService) confEnv() []string {
-	if p.ContainersConf == "" {
+	p.configured = true
+	cfg := podmanservice.Imposed(limits, podmanservice.OCIRuntime(cgroups, def), def)
+	if cfg.Empty() {
 		return nil
 	}
-	name := "CONTAINERS_CONF"
-	out, _ := exec.Command("podman", "--version").Output()
-	var major, minor int
-	if f := strings.Fields(string(out)); len(f) > 0 {
-		fmt.Sscanf(f[len(f)-1], "%d.%d", &major, &minor)
-	}
-	if major > 4 || major == 4 && minor >= 4 {
-		name = "CONTAINERS_CONF_OVERRIDE"
-	}
-	return []string{name + "=" + p.ContainersConf}
+	p.ContainersConf = filepath.Join(filepath.Dir(p.LogPath), "containers.conf")
+	return cfg.Save(p.ContainersConf)
 }
 
-func (p *PodmanService) launch(env []string) error {
+func (p *PodmanService) launch(conf string) error {
+	svc, err := podmanservice.Start(context.Background(), podmanservice.Options{
+		Listen: p.URL(), LogPath: p.LogPath, ContainersConf: conf,
+		ReadyTimeout: 30 * time.Second, StopGrace: 15 * time.Second,
+	})
+	if err != nil {
+		return err
+	}
 	p.mu.Lock()
-	if p.TCP == "" {
-		_ = os.Remove(p.Socket)
-	}
-	f, err := os.OpenFile(p.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		p.mu.Unlock()
-		return err
-	}
-	fmt.Fprintf(f, "=== %s framework: podman system service %v\n", time.Now().Format(time.RFC3339Nano), env)
-	cmd := exec.Command("podman", "system", "service", "--time=0", p.URL())
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	err = cmd.Start()
-	f.Close()
-	if err != nil {
-		p.mu.Unlock()
-		return err
-	}
-	done := make(chan struct{})
-	p.cmd, p.done, p.state = cmd, done, nil
-	go func() {
-		_ = cmd.Wait()
-		p.mu.Lock()
-		p.state = cmd.ProcessState
-		p.mu.Unlock()
-		close(done)
-	}()
+	p.svc = svc
 	p.mu.Unlock()
-	return poll(30*time.Second, func() (bool, error) {
-		select {
-		case <-done:
-			return false, fmt.Errorf("podman service exited: %v", p.ProcessState())
-		default:
-		}
-		return p.Ping() == nil, nil
-	}, true)
-}
-
-// procHardLimits reads the hard RLIMIT_NOFILE and RLIMIT_NPROC of a process from /proc.
-func procHardLimits(pid int) (nofile, nproc uint64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		hard := f[len(f)-2] // "Max open files  1024  4096  files": count from the right
-		v, perr := strconv.ParseUint(hard, 10, 64)
-		if hard == "unlimited" {
-			v, perr = math.MaxUint64, nil
-		}
-		switch {
-		case strings.HasPrefix(line, "Max open files") && perr == nil:
-			nofile = v
-		case strings.HasPrefix(line, "Max processes") && perr == nil:
-			nproc = v
-		}
-	}
-	if nofile == 0 || nproc == 0 {
-		return 0, 0, fmt.Errorf("/proc/%d/limits: nofile/nproc not found", pid)
-	}
-	return nofile, nproc, nil
+	return nil
 }
 
 // Ping calls GET /_ping on the socket.
 func (p *PodmanService) Ping() error {
-	c := p.HTTPClient()
-	c.Timeout = 2 * time.Second
-	resp, err := c.Get("http://d/_ping")
-	if err != nil {
-		return err
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return podmanservice.Ping(ctx, p.URL())
+}
+
+func (p *PodmanService) current() *podmanservice.Service {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.svc
+}
+
+// PID of the current (or last) service process, 0 if never started.
+func (p *PodmanService) PID() int { return p.current().PID() }
+
+// Running tells whether the service process is alive.
+func (p *PodmanService) Running() bool {
+	svc := p.current()
+	if svc == nil {
+		return false
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("/_ping: %s", resp.Status)
+	select {
+	case <-svc.Done():
+		return false
+	default:
+		return true
+	}
+}
+
+// Stop sends SIGTERM and waits (15s, then SIGKILL). Containers keep running (conmon owns them).
+func (p *PodmanService) Stop() error {
+	if svc := p.current(); svc != nil {
+		return svc.Stop()
 	}
 	return nil
 }
 
-// HTTPClient talks to the service's API over its socket (any host name in URLs).
-func (p *PodmanService) HTTPClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			if p.TCP != "" {
-				return (&net.Dialer{}).DialContext(ctx, "tcp", p.TCP)
-			}
-			return (&net.Dialer{}).DialContext(ctx, "unix", p.Socket)
-		},
-	}}
-}
-
-// PID of the current (or last) service process, 0 if never started.
-func (p *PodmanService) PID() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil {
-		return 0
-	}
-	return p.cmd.Process.Pid
-}
-
-// Running tells whether the service process is alive.
-func (p *PodmanService) Running() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cmd != nil && p.state == nil
-}
-
-// ProcessState of the last process, nil while it runs.
-func (p *PodmanService) ProcessState() *os.ProcessState {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.state
-}
-
-// Stop sends SIGTERM and waits (15s, then SIGKILL). Containers keep running (conmon owns them).
-func (p *PodmanService) Stop() error { return p.signalAndWait(syscall.SIGTERM, 15*time.Second) }
-
 // Kill sends SIGKILL and waits.
-func (p *PodmanService) Kill() error { return p.signalAndWait(syscall.SIGKILL, 15*time.Second) }
+func (p *PodmanService) Kill() error {
+	if svc := p.current(); svc != nil {
+		return svc.Kill()
+	}
+	return nil
+}
 
 // Restart stops the service and starts it again on the same socket.
 func (p *PodmanService) Restart() error {
@@ -295,20 +195,6 @@ func (p *PodmanService) Restart() error {
 		return err
 	}
 	return p.Start()
-}
-
-func (p *PodmanService) signalAndWait(sig syscall.Signal, timeout time.Duration) error {
-	p.mu.Lock()
-	if p.cmd == nil || p.state != nil {
-		p.mu.Unlock()
-		return nil
-	}
-	proc, done := p.cmd.Process, p.done
-	p.mu.Unlock()
-	if !SignalAndWait(proc, sig, done, timeout) {
-		return fmt.Errorf("podman service (pid %d) ignored %v for %v: killed", proc.Pid, sig, timeout)
-	}
-	return nil
 }
 
 func stopPodmanService() {
