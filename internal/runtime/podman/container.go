@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
 // containerName is unique per pod UID, container and attempt, so the
@@ -20,8 +21,8 @@ func containerName(podLabels map[string]string, name string, attempt int) string
 }
 
 // containerSpec turns the contract's config into libpod's create spec.
-func (b *Backend) containerSpec(podID string, podLabels map[string]string, cfg runtime.ContainerConfig) ContainerSpec {
-	spec := ContainerSpec{
+func (b *Backend) containerSpec(podID string, podLabels map[string]string, cfg runtime.ContainerConfig) libpod.ContainerSpec {
+	spec := libpod.ContainerSpec{
 		Name:          containerName(podLabels, cfg.Name, cfg.Attempt),
 		Pod:           podID,
 		Image:         cfg.Image,
@@ -50,7 +51,7 @@ func (b *Backend) containerSpec(podID string, podLabels map[string]string, cfg r
 	}
 	if netns := podLabels[labelNetNS]; netns != "" {
 		// podman pods cannot join a namespace by path: each container does.
-		spec.NetNS = &Namespace{NSMode: "path", Value: netns}
+		spec.NetNS = &libpod.Namespace{NSMode: "path", Value: netns}
 	}
 	spec.ResourceLimits = b.resources(cfg.Resources, true)
 	spec.OOMScoreAdj = b.oomScoreAdj(cfg.Resources.OOMScoreAdj)
@@ -75,8 +76,8 @@ func envMap(env []string) map[string]string {
 // propagation is the CRI's: private by default, rslave for HostToContainer
 // (mounts the host makes later below the source show up inside), rshared
 // for Bidirectional (and mounts made inside show up on the host).
-func bindMounts(ms []runtime.Mount) []Mount {
-	var out []Mount
+func bindMounts(ms []runtime.Mount) []libpod.Mount {
+	var out []libpod.Mount
 	for _, m := range ms {
 		if m.Image != "" {
 			continue
@@ -91,15 +92,15 @@ func bindMounts(ms []runtime.Mount) []Mount {
 		case "Bidirectional":
 			opts[2] = "rshared"
 		}
-		out = append(out, Mount{Destination: m.ContainerPath, Type: "bind", Source: m.HostPath, Options: opts})
+		out = append(out, libpod.Mount{Destination: m.ContainerPath, Type: "bind", Source: m.HostPath, Options: opts})
 	}
 	return out
 }
 
 // imageVolumes are the mounts of images (image volumes), read-only.
 // podman 4 has no subPath for them and would mount the whole image.
-func (b *Backend) imageVolumes(ms []runtime.Mount) ([]ImageVolume, error) {
-	var out []ImageVolume
+func (b *Backend) imageVolumes(ms []runtime.Mount) ([]libpod.ImageVolume, error) {
+	var out []libpod.ImageVolume
 	for _, m := range ms {
 		if m.Image == "" {
 			continue
@@ -107,7 +108,7 @@ func (b *Backend) imageVolumes(ms []runtime.Mount) ([]ImageVolume, error) {
 		if m.SubPath != "" && strings.HasPrefix(b.host.RuntimeVersion, "4.") {
 			return nil, fmt.Errorf("podman %s cannot mount a subPath of image volume %s (podman 5 can)", b.host.RuntimeVersion, m.Image)
 		}
-		out = append(out, ImageVolume{Source: m.Image, Destination: m.ContainerPath, SubPath: m.SubPath})
+		out = append(out, libpod.ImageVolume{Source: m.Image, Destination: m.ContainerPath, SubPath: m.SubPath})
 	}
 	return out, nil
 }
@@ -245,11 +246,11 @@ func (b *Backend) InspectContainer(ctx context.Context, id string) (runtime.Cont
 // inspectOOM reports an OOM kill an inspect shows. podman may have read the
 // exit before runlet marked the OOM kill in the bundle (see oom.go), so the
 // file counts too.
-func inspectOOM(ic InspectContainer) bool {
+func inspectOOM(ic libpod.InspectContainer) bool {
 	return ic.State.OOMKilled || mapState(ic.State.Status) == runtime.ContainerExited && bundleOOM(ic.StaticDir)
 }
 
-func fromInspect(ic InspectContainer) runtime.Container {
+func fromInspect(ic libpod.InspectContainer) runtime.Container {
 	l := ic.Config.Labels
 	attempt, _ := strconv.Atoi(l[runtime.LabelAttempt])
 	return runtime.Container{

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,12 +35,12 @@ type hostLimits struct {
 
 // rlimits returns the r_limits every create spec should carry, or nil when
 // podman's defaults work (the service may raise limits).
-func (l hostLimits) rlimits() []RLimit {
+func (l hostLimits) rlimits() []libpod.RLimit {
 	if l.CapSysResource {
 		return nil
 	}
 	clamp := func(v uint64) uint64 { return min(v, podmanDefaultRLimit) }
-	return []RLimit{
+	return []libpod.RLimit{
 		{Type: "nofile", Hard: clamp(l.NoFile), Soft: clamp(l.NoFile)},
 		{Type: "nproc", Hard: clamp(l.NProc), Soft: clamp(l.NProc)},
 	}
@@ -168,7 +169,7 @@ func readOOMScoreAdj(path string) int {
 //
 // Which binaries a remote host has cannot be seen from here: its default is
 // kept.
-func chooseOCIRuntime(info Info, override string, local bool) string {
+func chooseOCIRuntime(info libpod.Info, override string, local bool) string {
 	if override != "" {
 		return override
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"golang.org/x/sys/unix"
 )
 
@@ -38,14 +39,14 @@ func TestRLimitsClamp(t *testing.T) {
 		t.Errorf("with CAP_SYS_RESOURCE: %v; want podman's defaults (nil)", got)
 	}
 	got := hostLimits{NoFile: unix.RLIM_INFINITY, NProc: 4096}.rlimits()
-	want := []RLimit{{"nofile", 1 << 20, 1 << 20}, {"nproc", 4096, 4096}}
+	want := []libpod.RLimit{{Type: "nofile", Hard: 1 << 20, Soft: 1 << 20}, {Type: "nproc", Hard: 4096, Soft: 4096}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("rlimits = %v; want %v", got, want)
 	}
 }
 
 func TestContainersConf(t *testing.T) {
-	c := serviceConfig{OCIRuntime: "runc", RLimits: []RLimit{{"nofile", 20000, 20000}, {"nproc", 32768, 32768}}}.containersConf()
+	c := serviceConfig{OCIRuntime: "runc", RLimits: []libpod.RLimit{{Type: "nofile", Hard: 20000, Soft: 20000}, {Type: "nproc", Hard: 32768, Soft: 32768}}}.containersConf()
 	for _, want := range []string{"[containers]\ndefault_ulimits = [\"nofile=20000:20000\", \"nproc=32768:32768\"]", "[engine]\nruntime = \"runc\""} {
 		if !strings.Contains(c, want) {
 			t.Errorf("containers.conf:\n%s\nlacks %q", c, want)
@@ -54,7 +55,7 @@ func TestContainersConf(t *testing.T) {
 }
 
 func TestChooseOCIRuntime(t *testing.T) {
-	var v1, v2 Info
+	var v1, v2 libpod.Info
 	v1.Host.CgroupVersion, v1.Host.OCIRuntime.Name = "v1", "crun"
 	v2.Host.CgroupVersion, v2.Host.OCIRuntime.Name = "v2", "crun"
 	if got := chooseOCIRuntime(v2, "", true); got != "crun" {

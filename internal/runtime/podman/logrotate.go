@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
 // logFilePath is the container's k8s-file log, or "" for another driver.
-func logFilePath(ic InspectContainer) string {
+func logFilePath(ic libpod.InspectContainer) string {
 	if ic.HostConfig.LogConfig.Type != "k8s-file" {
 		return ""
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
 // defaultSocket is where a system-managed podman service listens.
@@ -42,7 +44,7 @@ type service struct {
 // API, only through containers.conf.
 type serviceConfig struct {
 	OCIRuntime string
-	RLimits    []RLimit
+	RLimits    []libpod.RLimit
 }
 
 func (sc serviceConfig) empty() bool { return sc.OCIRuntime == "" && len(sc.RLimits) == 0 }
@@ -108,11 +110,11 @@ func startService(ctx context.Context, podman, dir string, cfg serviceConfig, ti
 }
 
 func (s *service) waitReady(ctx context.Context, timeout time.Duration) error {
-	c := NewClient(s.socket)
+	c := libpod.NewClient(s.socket)
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	errc := make(chan error, 1)
-	go func() { errc <- c.waitReady(rctx, timeout) }()
+	go func() { errc <- c.WaitReady(rctx, timeout) }()
 	select {
 	case err := <-errc:
 		if err != nil {
