@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/hostproc"
 	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
@@ -56,7 +57,7 @@ type Backend struct {
 	limits     hostLimits
 	rlimits    []libpod.RLimit
 	cg         cgroupHost
-	ooms       *oomRecorder
+	ooms       *hostproc.OOMRecorder
 	stopOOMs   func()
 
 	restartMu sync.Mutex // serialises service restarts
@@ -218,7 +219,7 @@ func (b *Backend) detect(ctx context.Context) error {
 	b.info = info
 	b.ociRuntime = chooseOCIRuntime(info, b.opts.OCIRuntime, !b.remote)
 	b.cg = detectCgroups(info.Host.CgroupVersion)
-	b.ooms = newOOMRecorder(b.cg)
+	b.ooms = hostproc.NewOOMRecorder(cgroupRoot, b.cg.v2)
 	b.host = runtime.HostInfo{
 		RuntimeName:    "podman",
 		RuntimeVersion: info.Version.Version,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/conmon"
 	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
@@ -153,7 +154,7 @@ func (b *Backend) CreateContainer(ctx context.Context, sandboxID string, cfg run
 // container to learn it once its start has started the infra.
 func (b *Backend) learnCgroup(id, sandboxID string, meta sandboxMeta) {
 	if meta.infraCgroup != "" {
-		b.ooms.learnFromInfra(id, meta.infraID, meta.infraCgroup)
+		b.ooms.LearnSibling(id, meta.infraID, meta.infraCgroup)
 		return
 	}
 	b.mu.Lock()
@@ -187,7 +188,7 @@ func (b *Backend) StartContainer(ctx context.Context, id string) error {
 	// The infra runs now; an inspect that fails leaves the cgroup to the
 	// next relist's inspect of the container.
 	if meta, err := b.inspectSandbox(ctx, of.pod, of.infra); err == nil && meta.infraCgroup != "" {
-		b.ooms.learnFromInfra(id, meta.infraID, meta.infraCgroup)
+		b.ooms.LearnSibling(id, meta.infraID, meta.infraCgroup)
 	}
 	return nil
 }
@@ -239,7 +240,7 @@ func (b *Backend) InspectContainer(ctx context.Context, id string) (runtime.Cont
 		return runtime.Container{}, wrapf(err, "inspecting container %s", shortID(id))
 	}
 	c := fromInspect(ic)
-	c.OOMKilled = inspectOOM(ic) || b.ooms.wasKilled(ic.ID)
+	c.OOMKilled = inspectOOM(ic) || b.ooms.WasKilled(ic.ID)
 	return c, nil
 }
 
@@ -247,7 +248,7 @@ func (b *Backend) InspectContainer(ctx context.Context, id string) (runtime.Cont
 // exit before runlet marked the OOM kill in the bundle (see oom.go), so the
 // file counts too.
 func inspectOOM(ic libpod.InspectContainer) bool {
-	return ic.State.OOMKilled || mapState(ic.State.Status) == runtime.ContainerExited && bundleOOM(ic.StaticDir)
+	return ic.State.OOMKilled || mapState(ic.State.Status) == runtime.ContainerExited && conmon.OOMMarked(ic.StaticDir)
 }
 
 func fromInspect(ic libpod.InspectContainer) runtime.Container {

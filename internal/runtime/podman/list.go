@@ -116,7 +116,7 @@ func (b *Backend) containersFrom(ctx context.Context, list []libpod.ListContaine
 		}
 	}
 	b.mu.Unlock()
-	b.ooms.retain(seen)
+	b.ooms.Retain(seen)
 	return out, nil
 }
 
@@ -220,7 +220,7 @@ func (b *Backend) refine(ctx context.Context, lc libpod.ListContainer, c *runtim
 // remember keeps what an inspect read for the lists to come, under the key
 // of the state it saw.
 func (b *Backend) remember(ic libpod.InspectContainer, key string) ctrDetail {
-	b.ooms.learn(ic.ID, ic.State.CgroupPath)
+	b.ooms.Learn(ic.ID, ic.State.CgroupPath)
 	d := ctrDetail{key: key, started: ic.State.StartedAt, finished: ic.State.FinishedAt,
 		oomKilled: inspectOOM(ic), errMsg: ic.State.Error, staticDir: ic.StaticDir, logPath: logFilePath(ic),
 		rootfsDir: ic.GraphDriver.Data.UpperDir}
@@ -245,5 +245,5 @@ func (b *Backend) applyDetail(lc libpod.ListContainer, c *runtime.Container) {
 	if lc.ExitedAt > 0 && d.finished.Unix() == lc.ExitedAt {
 		c.FinishedAt = d.finished
 	}
-	c.OOMKilled, c.Error = d.oomKilled || b.ooms.wasKilled(lc.ID), d.errMsg
+	c.OOMKilled, c.Error = d.oomKilled || b.ooms.WasKilled(lc.ID), d.errMsg
 }

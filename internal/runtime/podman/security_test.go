@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/conmon"
+	"github.com/runlet/runlet/internal/runtime/hostproc"
 	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
@@ -166,34 +168,20 @@ func TestImageUser(t *testing.T) {
 	}
 }
 
-func TestOOMKillCount(t *testing.T) {
-	dir := t.TempDir()
-	v1 := filepath.Join(dir, "memory.oom_control")
-	_ = os.WriteFile(v1, []byte("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n"), 0o644)
-	v2 := filepath.Join(dir, "memory.events")
-	_ = os.WriteFile(v2, []byte("low 0\nhigh 0\nmax 4\noom 1\noom_kill 0\noom_group_kill 0\n"), 0o644)
-	if n, err := oomKillCount(v1); n != 2 || err != nil {
-		t.Errorf("v1 = %d, %v; want 2", n, err)
-	}
-	if n, err := oomKillCount(v2); n != 0 || err != nil {
-		t.Errorf("v2 = %d, %v; want 0 (an OOM without a kill is none)", n, err)
-	}
-}
-
 // TestReadExitOOMFromCgroup: conmon missed the kill (hybrid cgroups), the
 // container's memory cgroup counted it: the exit is an OOM kill, the bundle
 // gets conmon's mark, and later listings keep saying so.
 func TestReadExitOOMFromCgroup(t *testing.T) {
 	root, exits, bundle := t.TempDir(), t.TempDir(), t.TempDir()
 	id, infra := strings.Repeat("c", 64), strings.Repeat("f", 64)
-	b := &Backend{details: map[string]ctrDetail{id: {staticDir: bundle}},
-		ooms: &oomRecorder{root: root, cgroups: map[string]string{}, killed: map[string]bool{}}}
-	b.ooms.learnFromInfra(id, infra, "/libpod_parent/pod1/libpod-"+infra)
-	cg := filepath.Join(root, "libpod_parent/pod1/libpod-"+id)
+	b := &Backend{details: map[string]ctrDetail{id: {staticDir: bundle}}}
+	cg := filepath.Join(root, "memory/libpod_parent/pod1/libpod-"+id)
 	if err := os.MkdirAll(cg, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	_ = os.WriteFile(filepath.Join(cg, "memory.oom_control"), []byte("oom_kill_disable 0\nunder_oom 0\noom_kill 0\n"), 0o644)
+	b.ooms = hostproc.NewOOMRecorder(root, false)
+	b.ooms.LearnSibling(id, infra, "/libpod_parent/pod1/libpod-"+infra)
 	exit := filepath.Join(exits, id)
 	_ = os.WriteFile(exit, []byte("137"), 0o644)
 	if x := b.readExit(exit, id); x == nil || x.OOMKilled || x.ExitCode != 137 {
@@ -203,7 +191,7 @@ func TestReadExitOOMFromCgroup(t *testing.T) {
 	if x := b.readExit(exit, id); x == nil || !x.OOMKilled {
 		t.Errorf("OOM kill = %+v; want OOM-killed", x)
 	}
-	if !bundleOOM(bundle) {
+	if !conmon.OOMMarked(bundle) {
 		t.Error("no oom mark in the bundle")
 	}
 	_ = os.RemoveAll(cg) // podman's clean-up
