@@ -27,6 +27,7 @@ import (
 	"github.com/runlet/runlet/internal/prober"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/podman"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/internal/stats"
 	"github.com/runlet/runlet/internal/status"
 	"github.com/runlet/runlet/internal/syncloop"
@@ -74,7 +75,7 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 
 	backend, err := podman.New(ctx, podman.Options{
 		Socket: o.PodmanSocket, Owner: o.NodeName, Observe: telemetry.ObserveRuntimeOperation,
-		SSH:  podman.SSHConfig{IdentityFile: o.PodmanIdentity, KnownHostsFile: o.PodmanKnownHosts},
+		SSH:  libpod.SSHConfig{IdentityFile: o.PodmanIdentity, KnownHostsFile: o.PodmanKnownHosts},
 		Logf: log.WithField("component", "podman").Infof,
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/runlet/runlet/internal/envvars"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/podman"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/internal/securitycontext"
 	"github.com/runlet/runlet/internal/sysctl"
 	v1 "k8s.io/api/core/v1"
@@ -130,7 +131,7 @@ func checkResources(t *testing.T, what string, r runtime.Resources) {
 }
 
 // checkLimits: what the kernel accepts, as the kubelet bounds it.
-func checkLimits(t *testing.T, lr *podman.LinuxResources) {
+func checkLimits(t *testing.T, lr *libpod.LinuxResources) {
 	if lr == nil {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/runlet/runlet/internal/runtime/podman"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/test/e2e/framework"
 )
 
@@ -23,7 +24,7 @@ type node struct {
 	cfg config
 	rl  *framework.Runlet
 	be  *podman.Backend
-	c   *podman.Client
+	c   *libpod.Client
 	ns  string
 	api corev1.PodInterface
 	w   *marks

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime/podman"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/test/e2e/framework"
 )
 
@@ -105,14 +106,14 @@ func rawPod(ctx context.Context, be *podman.Backend, name, run string) (rawObj, 
 func rawPodIn(ctx context.Context, be *podman.Backend, name, run, netns string) (rawObj, error) {
 	c := be.Client()
 	labels := map[string]string{rawLabel: run}
-	ps := podman.PodSpec{Name: name, Labels: labels, SharedNamespaces: []string{"net", "ipc", "uts"}}
-	cs := podman.ContainerSpec{
+	ps := libpod.PodSpec{Name: name, Labels: labels, SharedNamespaces: []string{"net", "ipc", "uts"}}
+	cs := libpod.ContainerSpec{
 		Name: name + "-c", Image: framework.BusyboxImage, Entrypoint: []string{"sleep", "3600"},
 		Labels: labels, RLimits: be.RLimits(), OCIRuntime: be.OCIRuntime(), RestartPolicy: "no",
 	}
 	if netns != "" {
-		ps.NetNS, ps.SharedNamespaces = &podman.Namespace{NSMode: "none"}, []string{"ipc", "uts"}
-		cs.NetNS = &podman.Namespace{NSMode: "path", Value: netns}
+		ps.NetNS, ps.SharedNamespaces = &libpod.Namespace{NSMode: "none"}, []string{"ipc", "uts"}
+		cs.NetNS = &libpod.Namespace{NSMode: "path", Value: netns}
 	}
 	pod, err := c.CreatePod(ctx, ps)
 	if err != nil {
@@ -139,7 +140,7 @@ func rawPodIn(ctx context.Context, be *podman.Backend, name, run, netns string) 
 }
 
 // removeRaw removes every podman pod of the run.
-func removeRaw(ctx context.Context, c *podman.Client, run string) {
+func removeRaw(ctx context.Context, c *libpod.Client, run string) {
 	ps, err := c.ListPods(ctx, rawLabel+"="+run)
 	if err != nil {
 		progress("raw cleanup: %v", err)

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/runlet/runlet/internal/runtime/podman"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/test/e2e/framework"
 )
 
@@ -142,7 +143,7 @@ func deletePod(t *testing.T, ctx context.Context, api corev1.PodInterface, name 
 }
 
 // waitClean polls podman until no pod carries the pod's UID and returns when that was seen.
-func waitClean(t *testing.T, ctx context.Context, c *podman.Client, p *v1.Pod, timeout time.Duration) time.Time {
+func waitClean(t *testing.T, ctx context.Context, c *libpod.Client, p *v1.Pod, timeout time.Duration) time.Time {
 	deadline := time.Now().Add(timeout)
 	for {
 		ps, err := c.ListPods(ctx, labelPodUID+"="+string(p.UID))

@@ -9,17 +9,19 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/hostproc"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/internal/runtime/podman/podmanservice"
 )
 
 // Options configure New.
 type Options struct {
 	// Socket is the libpod socket: a path, or a unix://, tcp:// or ssh://
-	// URL (see Endpoint). Empty: the standard socket when it answers, else
+	// URL (see libpod.Endpoint). Empty: the standard socket when it answers, else
 	// a private service that the backend starts and stops itself.
 	Socket string
 	// SSH authenticates an ssh:// Socket.
-	SSH SSHConfig
+	SSH libpod.SSHConfig
 	// PrivateService starts a private service even when the standard socket
 	// answers (tests, or to keep runlet's settings apart from the host's).
 	PrivateService bool
@@ -40,7 +42,7 @@ type Options struct {
 	// podman's default.
 	ExitDir string
 	// Observe, if set, is told the duration of every request to podman.
-	Observe Observer
+	Observe libpod.Observer
 	// Logf receives start-up decisions and service restarts; nil discards.
 	Logf func(format string, args ...any)
 }
@@ -48,15 +50,15 @@ type Options struct {
 // Backend implements runtime.Runtime on podman.
 type Backend struct {
 	opts       Options
-	client     *Client
-	info       Info
+	client     *libpod.Client
+	info       libpod.Info
 	host       runtime.HostInfo
 	ociRuntime string
 	remote     bool // the service runs on another host
 	limits     podmanservice.Limits
-	rlimits    []RLimit
+	rlimits    []libpod.RLimit
 	cg         cgroupHost
-	ooms       *oomRecorder
+	ooms       *hostproc.OOMRecorder
 	stopOOMs   func()
 
 	restartMu sync.Mutex // serialises service restarts
@@ -112,7 +114,7 @@ func pingable(ctx context.Context, sock string) bool {
 	}
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	_, err := NewClient(sock).Ping(pctx)
+	_, err := libpod.NewClient(sock).Ping(pctx)
 	return err == nil
 }
 
@@ -120,16 +122,16 @@ func pingable(ctx context.Context, sock string) bool {
 // runtime and rlimits of its containers, but not of the pods' infra
 // containers (see CreateSandbox for the hint given when those fail).
 func (b *Backend) useSocket(ctx context.Context, sock string) error {
-	ep, err := ParseEndpoint(sock)
+	ep, err := libpod.ParseEndpoint(sock)
 	if err != nil {
 		return err
 	}
-	c, err := Connect(ep, b.opts.SSH)
+	c, err := libpod.Connect(ep, b.opts.SSH)
 	if err != nil {
 		return err
 	}
 	b.client, b.remote = c.WithObserver(b.opts.Observe), !ep.Local()
-	if err := b.client.waitReady(ctx, 5*time.Second); err != nil {
+	if err := b.client.WaitReady(ctx, 5*time.Second); err != nil {
 		return err
 	}
 	if err := b.detect(ctx); err != nil {
@@ -171,7 +173,7 @@ func (b *Backend) startOwnService(ctx context.Context) error {
 		return err
 	}
 	b.svc, b.svcDir, b.ownDir = svc, dir, ownDir
-	b.client = NewClient(svc.URL()).WithObserver(b.opts.Observe)
+	b.client = libpod.NewClient(svc.URL()).WithObserver(b.opts.Observe)
 	if err := b.detect(ctx); err != nil {
 		return err
 	}
@@ -214,7 +216,7 @@ func (b *Backend) detect(ctx context.Context) error {
 	b.info = info
 	b.ociRuntime = chooseOCIRuntime(info, b.opts.OCIRuntime, !b.remote)
 	b.cg = detectCgroups(info.Host.CgroupVersion)
-	b.ooms = newOOMRecorder(b.cg)
+	b.ooms = hostproc.NewOOMRecorder(cgroupRoot, b.cg.v2)
 	b.host = runtime.HostInfo{
 		RuntimeName:    "podman",
 		RuntimeVersion: info.Version.Version,
@@ -295,13 +297,13 @@ func (b *Backend) Reconnect(ctx context.Context) error {
 }
 
 // Client exposes the libpod client (for benchmarks and tests).
-func (b *Backend) Client() *Client { return b.client }
+func (b *Backend) Client() *libpod.Client { return b.client }
 
 // OCIRuntime is the OCI runtime every container is created with.
 func (b *Backend) OCIRuntime() string { return b.ociRuntime }
 
 // RLimits are the r_limits every container is created with (nil: podman's).
-func (b *Backend) RLimits() []RLimit { return b.rlimits }
+func (b *Backend) RLimits() []libpod.RLimit { return b.rlimits }
 
 // ServicePID is the PID of the service the backend started, 0 if none.
 func (b *Backend) ServicePID() int {

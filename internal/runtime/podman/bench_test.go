@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/internal/runtime/runtimetest"
 )
 
@@ -59,12 +60,12 @@ func BenchmarkRawPodStart(b *testing.B) {
 	var all []time.Duration
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		pod, err := c.CreatePod(ctx, PodSpec{Name: "rawbench-" + time.Now().Format("150405.000000"),
+		pod, err := c.CreatePod(ctx, libpod.PodSpec{Name: "rawbench-" + time.Now().Format("150405.000000"),
 			SharedNamespaces: []string{"net", "ipc", "uts"}})
 		if err != nil {
 			b.Fatal(err)
 		}
-		id, err := c.CreateContainer(ctx, ContainerSpec{Pod: pod, Image: runtimetest.Image, Command: []string{"sleep", "3600"},
+		id, err := c.CreateContainer(ctx, libpod.ContainerSpec{Pod: pod, Image: runtimetest.Image, Command: []string{"sleep", "3600"},
 			RLimits: be.RLimits(), OCIRuntime: be.OCIRuntime(), RestartPolicy: "no"})
 		if err != nil {
 			b.Fatal(err)

@@ -13,34 +13,12 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
 var podLabels = map[string]string{
 	runtime.LabelManaged: "true", runtime.LabelPodUID: "0123456789abcdef-uid",
 	runtime.LabelPodNamespace: "ns", runtime.LabelPodName: "web",
-}
-
-func TestNotFoundCarriesPodmanMessage(t *testing.T) {
-	f := newFakePodman(t)
-	f.json("GET /containers/abc/json", 404, map[string]any{"cause": "no such container",
-		"message": `no container with name or ID "abc" found: no such container`, "response": 404})
-	_, err := f.backend().InspectContainer(context.Background(), "abc")
-	if !errors.Is(err, runtime.ErrNotFound) {
-		t.Fatalf("err = %v; want ErrNotFound", err)
-	}
-	if !strings.Contains(err.Error(), `no container with name or ID "abc" found`) {
-		t.Errorf("err = %q; want podman's message in it", err)
-	}
-}
-
-func TestServerErrorIsNotNotFound(t *testing.T) {
-	f := newFakePodman(t)
-	f.json("POST /containers/abc/start", 500, map[string]any{"cause": "OCI runtime error",
-		"message": "runc: error setting rlimit type 6: operation not permitted", "response": 500})
-	err := f.backend().StartContainer(context.Background(), "abc")
-	if err == nil || errors.Is(err, runtime.ErrNotFound) || !strings.Contains(err.Error(), "error setting rlimit type 6") {
-		t.Errorf("err = %v; want a non-404 error with podman's message", err)
-	}
 }
 
 func TestCreateContainerSpec(t *testing.T) {
@@ -78,7 +56,7 @@ func TestCreateContainerSpec(t *testing.T) {
 			}
 			body := f.sent("POST /containers/create")[0].Body
 			var raw map[string]json.RawMessage
-			var spec ContainerSpec
+			var spec libpod.ContainerSpec
 			if err := json.Unmarshal(body, &raw); err != nil || json.Unmarshal(body, &spec) != nil {
 				t.Fatalf("body %s: %v", body, err)
 			}
@@ -93,14 +71,14 @@ func TestCreateContainerSpec(t *testing.T) {
 	}
 }
 
-func checkSpec(t *testing.T, spec ContainerSpec) {
+func checkSpec(t *testing.T, spec libpod.ContainerSpec) {
 	t.Helper()
 	// Only the core stamps identity labels: the backend sends them as given.
 	wantLabels := map[string]string{runtime.LabelSpecHash: "h1", runtime.LabelManaged: "false", runtime.LabelContainerName: "app"}
 	if !reflect.DeepEqual(spec.Labels, wantLabels) {
 		t.Errorf("labels = %v; want the caller's %v unchanged", spec.Labels, wantLabels)
 	}
-	wantRL := []RLimit{{"nofile", 20000, 20000}, {"nproc", 32768, 32768}}
+	wantRL := []libpod.RLimit{{Type: "nofile", Hard: 20000, Soft: 20000}, {Type: "nproc", Hard: 32768, Soft: 32768}}
 	if !reflect.DeepEqual(spec.RLimits, wantRL) {
 		t.Errorf("r_limits = %v; want %v", spec.RLimits, wantRL)
 	}
@@ -122,7 +100,7 @@ func checkSpec(t *testing.T, spec ContainerSpec) {
 	if spec.WorkDir != "/w" || spec.User != "1000:1000" || !spec.Stdin || !spec.Terminal {
 		t.Errorf("work_dir %q user %q stdin %v terminal %v", spec.WorkDir, spec.User, spec.Stdin, spec.Terminal)
 	}
-	wantMounts := []Mount{{Destination: "/c", Type: "bind", Source: "/h", Options: []string{"rbind", "ro", "rprivate"}}}
+	wantMounts := []libpod.Mount{{Destination: "/c", Type: "bind", Source: "/h", Options: []string{"rbind", "ro", "rprivate"}}}
 	if !reflect.DeepEqual(spec.Mounts, wantMounts) {
 		t.Errorf("mounts = %+v", spec.Mounts)
 	}
@@ -150,12 +128,12 @@ func TestCreateSandboxSpec(t *testing.T) {
 	if sb.ID != "pod1" || !reflect.DeepEqual(sb.IPs, []string{"10.88.0.9"}) || sb.State != runtime.SandboxReady {
 		t.Errorf("sandbox = %+v", sb)
 	}
-	var spec PodSpec
+	var spec libpod.PodSpec
 	_ = json.Unmarshal(f.sent("POST /pods/create")[0].Body, &spec)
-	want := PodSpec{Name: "ns_web_0123456789ab", InfraName: "ns_web_0123456789ab-infra", Hostname: "web-0",
+	want := libpod.PodSpec{Name: "ns_web_0123456789ab", InfraName: "ns_web_0123456789ab-infra", Hostname: "web-0",
 		Labels:           map[string]string{"app": "web", runtime.LabelPodUID: "0123456789abcdef-uid"},
 		SharedNamespaces: []string{"net", "ipc", "uts"},
-		PortMappings:     []PortMapping{{HostIP: "127.0.0.1", HostPort: 8080, ContainerPort: 80, Protocol: "tcp"}}}
+		PortMappings:     []libpod.PortMapping{{HostIP: "127.0.0.1", HostPort: 8080, ContainerPort: 80, Protocol: "tcp"}}}
 	if !reflect.DeepEqual(spec, want) {
 		t.Errorf("pod spec =\n%+v\nwant\n%+v", spec, want)
 	}
@@ -252,7 +230,7 @@ func TestPullTriesEachCredential(t *testing.T) {
 	var users []string
 	f.handle("POST /images/pull", func(w http.ResponseWriter, r *http.Request) {
 		b, _ := base64.URLEncoding.DecodeString(r.Header.Get("X-Registry-Auth"))
-		var a RegistryAuth
+		var a libpod.RegistryAuth
 		_ = json.Unmarshal(b, &a)
 		users = append(users, a.Username)
 		if a.Username != "good" {
@@ -288,48 +266,6 @@ func TestLoopbackRegistry(t *testing.T) {
 	} {
 		if got := loopbackRegistry(image); got != want {
 			t.Errorf("loopbackRegistry(%q) = %v; want %v", image, got, want)
-		}
-	}
-}
-
-func TestPing(t *testing.T) {
-	f := newFakePodman(t)
-	f.handle("GET /_ping", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Libpod-Api-Version", "4.3.1")
-		_, _ = w.Write([]byte("OK"))
-	})
-	if v, err := f.backend().client.Ping(context.Background()); err != nil || v != "4.3.1" {
-		t.Errorf("Ping = %q, %v", v, err)
-	}
-}
-
-func TestRequestsAreObservedByOperation(t *testing.T) {
-	f := newFakePodman(t)
-	f.json("GET /containers/abc/json", 404, map[string]any{"message": "no such container", "response": 404})
-	f.json("POST /containers/abc/start", 204, nil)
-	type obs struct {
-		op  string
-		err bool
-	}
-	var got []obs
-	b := f.backend()
-	b.client = b.client.WithObserver(func(op string, took time.Duration, err error) {
-		if took <= 0 {
-			t.Errorf("%s took %v", op, took)
-		}
-		got = append(got, obs{op, err != nil})
-	})
-	_, _ = b.InspectContainer(context.Background(), "abc")
-	_ = b.StartContainer(context.Background(), "abc")
-	want := []obs{{"GET containers/{id}/json", true}, {"POST containers/{id}/start", false}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("observed %+v; want %+v", got, want)
-	}
-	for path, op := range map[string]string{"/containers/json": "GET containers/json", "/pods/create": "GET pods/create",
-		"/exec/e1/start": "GET exec/{id}/start", "/events": "GET events", "/images/localhost%2Fx/json": "GET images/{id}/json",
-		"/images/localhost/runlet/busybox:latest/json": "GET images/{id}/json"} {
-		if got := operation("GET", path); got != op {
-			t.Errorf("operation(%s) = %q; want %q", path, got, op)
 		}
 	}
 }
@@ -375,7 +311,7 @@ func TestSandboxInACoreNetworkNamespace(t *testing.T) {
 	if ctr.NetNS == nil || ctr.NetNS.NSMode != "path" || ctr.NetNS.Value != cfg.NetNS {
 		t.Errorf("container netns %+v; want path %s", ctr.NetNS, cfg.NetNS)
 	}
-	if ips := sandboxIPs(spec.Labels, InspectContainer{}); len(ips) != 1 || ips[0] != "10.244.1.5" {
+	if ips := sandboxIPs(spec.Labels, libpod.InspectContainer{}); len(ips) != 1 || ips[0] != "10.244.1.5" {
 		t.Errorf("sandbox IPs %v; want the network's", ips)
 	}
 	if ctr := b.containerSpec("pod-1", podSpec(runtime.SandboxConfig{PodUID: "u", Namespace: "ns", Name: "p"}).Labels,

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/conmon"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
 // containerName is unique per pod UID, container and attempt, so the
@@ -20,8 +22,8 @@ func containerName(podLabels map[string]string, name string, attempt int) string
 }
 
 // containerSpec turns the contract's config into libpod's create spec.
-func (b *Backend) containerSpec(podID string, podLabels map[string]string, cfg runtime.ContainerConfig) ContainerSpec {
-	spec := ContainerSpec{
+func (b *Backend) containerSpec(podID string, podLabels map[string]string, cfg runtime.ContainerConfig) libpod.ContainerSpec {
+	spec := libpod.ContainerSpec{
 		Name:          containerName(podLabels, cfg.Name, cfg.Attempt),
 		Pod:           podID,
 		Image:         cfg.Image,
@@ -50,7 +52,7 @@ func (b *Backend) containerSpec(podID string, podLabels map[string]string, cfg r
 	}
 	if netns := podLabels[labelNetNS]; netns != "" {
 		// podman pods cannot join a namespace by path: each container does.
-		spec.NetNS = &Namespace{NSMode: "path", Value: netns}
+		spec.NetNS = &libpod.Namespace{NSMode: "path", Value: netns}
 	}
 	spec.ResourceLimits = b.resources(cfg.Resources, true)
 	spec.OOMScoreAdj = b.oomScoreAdj(cfg.Resources.OOMScoreAdj)
@@ -75,8 +77,8 @@ func envMap(env []string) map[string]string {
 // propagation is the CRI's: private by default, rslave for HostToContainer
 // (mounts the host makes later below the source show up inside), rshared
 // for Bidirectional (and mounts made inside show up on the host).
-func bindMounts(ms []runtime.Mount) []Mount {
-	var out []Mount
+func bindMounts(ms []runtime.Mount) []libpod.Mount {
+	var out []libpod.Mount
 	for _, m := range ms {
 		if m.Image != "" {
 			continue
@@ -91,15 +93,15 @@ func bindMounts(ms []runtime.Mount) []Mount {
 		case "Bidirectional":
 			opts[2] = "rshared"
 		}
-		out = append(out, Mount{Destination: m.ContainerPath, Type: "bind", Source: m.HostPath, Options: opts})
+		out = append(out, libpod.Mount{Destination: m.ContainerPath, Type: "bind", Source: m.HostPath, Options: opts})
 	}
 	return out
 }
 
 // imageVolumes are the mounts of images (image volumes), read-only.
 // podman 4 has no subPath for them and would mount the whole image.
-func (b *Backend) imageVolumes(ms []runtime.Mount) ([]ImageVolume, error) {
-	var out []ImageVolume
+func (b *Backend) imageVolumes(ms []runtime.Mount) ([]libpod.ImageVolume, error) {
+	var out []libpod.ImageVolume
 	for _, m := range ms {
 		if m.Image == "" {
 			continue
@@ -107,7 +109,7 @@ func (b *Backend) imageVolumes(ms []runtime.Mount) ([]ImageVolume, error) {
 		if m.SubPath != "" && strings.HasPrefix(b.host.RuntimeVersion, "4.") {
 			return nil, fmt.Errorf("podman %s cannot mount a subPath of image volume %s (podman 5 can)", b.host.RuntimeVersion, m.Image)
 		}
-		out = append(out, ImageVolume{Source: m.Image, Destination: m.ContainerPath, SubPath: m.SubPath})
+		out = append(out, libpod.ImageVolume{Source: m.Image, Destination: m.ContainerPath, SubPath: m.SubPath})
 	}
 	return out, nil
 }
@@ -152,7 +154,7 @@ func (b *Backend) CreateContainer(ctx context.Context, sandboxID string, cfg run
 // container to learn it once its start has started the infra.
 func (b *Backend) learnCgroup(id, sandboxID string, meta sandboxMeta) {
 	if meta.infraCgroup != "" {
-		b.ooms.learnFromInfra(id, meta.infraID, meta.infraCgroup)
+		b.ooms.LearnSibling(id, meta.infraID, meta.infraCgroup)
 		return
 	}
 	b.mu.Lock()
@@ -186,7 +188,7 @@ func (b *Backend) StartContainer(ctx context.Context, id string) error {
 	// The infra runs now; an inspect that fails leaves the cgroup to the
 	// next relist's inspect of the container.
 	if meta, err := b.inspectSandbox(ctx, of.pod, of.infra); err == nil && meta.infraCgroup != "" {
-		b.ooms.learnFromInfra(id, meta.infraID, meta.infraCgroup)
+		b.ooms.LearnSibling(id, meta.infraID, meta.infraCgroup)
 	}
 	return nil
 }
@@ -238,18 +240,18 @@ func (b *Backend) InspectContainer(ctx context.Context, id string) (runtime.Cont
 		return runtime.Container{}, wrapf(err, "inspecting container %s", shortID(id))
 	}
 	c := fromInspect(ic)
-	c.OOMKilled = inspectOOM(ic) || b.ooms.wasKilled(ic.ID)
+	c.OOMKilled = inspectOOM(ic) || b.ooms.WasKilled(ic.ID)
 	return c, nil
 }
 
 // inspectOOM reports an OOM kill an inspect shows. podman may have read the
 // exit before runlet marked the OOM kill in the bundle (see oom.go), so the
 // file counts too.
-func inspectOOM(ic InspectContainer) bool {
-	return ic.State.OOMKilled || mapState(ic.State.Status) == runtime.ContainerExited && bundleOOM(ic.StaticDir)
+func inspectOOM(ic libpod.InspectContainer) bool {
+	return ic.State.OOMKilled || mapState(ic.State.Status) == runtime.ContainerExited && conmon.OOMMarked(ic.StaticDir)
 }
 
-func fromInspect(ic InspectContainer) runtime.Container {
+func fromInspect(ic libpod.InspectContainer) runtime.Container {
 	l := ic.Config.Labels
 	attempt, _ := strconv.Atoi(l[runtime.LabelAttempt])
 	return runtime.Container{

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/internal/runtime/runtimetest"
 )
 
@@ -41,7 +42,7 @@ func TestCreateSandboxFreesHeldInfraName(t *testing.T) {
 		Namespace: "runlet-test", Name: "held-infra", Labels: map[string]string{}}
 	spec := podSpec(cfg)
 	t.Cleanup(func() { _ = b.client.RemovePod(context.Background(), spec.Name) })
-	leftover, err := b.client.CreateContainer(ctx, ContainerSpec{Name: spec.InfraName, Image: runtimetest.Image, Command: []string{"true"}})
+	leftover, err := b.client.CreateContainer(ctx, libpod.ContainerSpec{Name: spec.InfraName, Image: runtimetest.Image, Command: []string{"true"}})
 	if err != nil {
 		t.Fatalf("creating the leftover holding %s: %v", spec.InfraName, err)
 	}

@@ -1,6 +1,6 @@
-// Package podman is the runlet backend on podman's libpod REST API (prefix
-// /v4.0.0/libpod, served by podman 4.3 and 5.x) over a unix socket, TCP or
-// ssh (see Endpoint), with a small net/http client and no podman Go modules.
+// Package podman is the runlet backend on podman's libpod REST API, served
+// by podman 4.3 and 5.x over a unix socket, TCP or ssh, through package
+// libpod's client.
 //
 // One Kubernetes pod is one podman pod whose infra container holds the
 // shared ipc and uts namespaces, and the net namespace when the pod is on

@@ -3,28 +3,13 @@ package podman
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/url"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
-
-// EventStream opens GET /events for container events of runlet-managed
-// objects since the given time: one JSON Event per line. The caller closes it.
-func (c *Client) EventStream(ctx context.Context, since time.Time, label string) (io.ReadCloser, error) {
-	f, _ := json.Marshal(map[string][]string{"type": {"container"}, "event": lifecycleActions, "label": {label}})
-	q := url.Values{"stream": {"true"}, "since": {strconv.FormatInt(since.Unix(), 10)}, "filters": {string(f)}}
-	resp, err := c.send(ctx, request{method: http.MethodGet, path: "/events", query: q})
-	if err != nil {
-		return nil, err
-	}
-	return resp.Body, nil
-}
 
 // Events streams change hints. podman's file-backed event log replays
 // ~1,700 old events when it rotates at 1 MB, and sends some spurious ones:
@@ -36,7 +21,7 @@ func (b *Backend) Events(ctx context.Context) (<-chan runtime.Event, error) {
 	start := time.Now()
 	// Only this node's containers: the event log is the host's, and other
 	// nodes' pods (runlets sharing the podman) would each cost a refresh.
-	body, err := b.client.EventStream(ctx, start, b.managedFilter())
+	body, err := b.client.EventStream(ctx, start, b.managedFilter(), lifecycleActions)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +51,7 @@ func (b *Backend) Events(ctx context.Context) (<-chan runtime.Event, error) {
 
 func pumpEvents(ctx context.Context, dec *json.Decoder, start time.Time, owner string, ch chan<- runtime.Event) {
 	for {
-		var e Event
+		var e libpod.Event
 		if err := dec.Decode(&e); err != nil {
 			return
 		}
@@ -89,7 +74,7 @@ var lifecycleActions = []string{"start", runtime.ActionDied, "remove"}
 
 // toEvent keeps fresh lifecycle events of managed containers (of owner's,
 // when runlet has one), whatever filter podman applied.
-func toEvent(e Event, start time.Time, owner string) (runtime.Event, bool) {
+func toEvent(e libpod.Event, start time.Time, owner string) (runtime.Event, bool) {
 	t := time.Unix(0, e.TimeNano)
 	if e.TimeNano == 0 {
 		t = time.Unix(e.Time, 0)

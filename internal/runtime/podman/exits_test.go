@@ -1,64 +1,15 @@
 package podman
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
 )
-
-func TestFlagValue(t *testing.T) {
-	argv := bytes.Split([]byte("conmon\x00--api-version\x001\x00--exit-dir\x00/run/libpod/exits\x00--log-level=debug\x00"), []byte{0})
-	for name, want := range map[string]string{"--exit-dir": "/run/libpod/exits", "--log-level": "debug", "--missing": ""} {
-		if got := flagValue(argv, name); got != want {
-			t.Errorf("flagValue(%s) = %q; want %q", name, got, want)
-		}
-	}
-}
-
-// TestExitFilesBecomeHints: conmon writes <id>.XXXX, then renames it to
-// <id>; only a container ID's name is a hint.
-func TestExitFilesBecomeHints(t *testing.T) {
-	dir := t.TempDir()
-	b := &Backend{opts: Options{ExitDir: dir, Logf: t.Logf}}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ch := make(chan runtime.Event, 8)
-	pump, ok := b.watchExits(ctx, ch)
-	if !ok {
-		t.Fatal("a readable directory was not watched")
-	}
-	go pump()
-	id := strings.Repeat("ab", 32)
-	tmp := filepath.Join(dir, id+".L0I5Y3")
-	for _, f := range []string{filepath.Join(dir, "stray"), tmp} {
-		if err := os.WriteFile(f, []byte("137"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, id)); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case e := <-ch:
-		if e.ContainerID != id || e.PodUID != "" || e.Action != "exited" || e.Exit != nil {
-			t.Errorf("hint %+v; want container %s exited, no exit state (137, bundle unknown)", e, id)
-		}
-	case <-ctx.Done():
-		t.Fatal("no hint for the exit file")
-	}
-	select {
-	case e := <-ch:
-		t.Errorf("unexpected hint %+v", e)
-	case <-time.After(100 * time.Millisecond):
-	}
-}
 
 func TestWatchExitsWithoutDirectory(t *testing.T) {
 	b := &Backend{opts: Options{ExitDir: filepath.Join(t.TempDir(), "absent"), Logf: t.Logf}}

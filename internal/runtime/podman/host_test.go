@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/internal/runtime/podman/podmanservice"
 )
 
@@ -12,14 +13,14 @@ func TestSpecRLimits(t *testing.T) {
 		t.Errorf("with CAP_SYS_RESOURCE: %v; want podman's defaults (nil)", got)
 	}
 	got := specRLimits(podmanservice.Limits{NoFile: 1 << 30, NProc: 4096})
-	want := []RLimit{{"nofile", 1 << 20, 1 << 20}, {"nproc", 4096, 4096}}
+	want := []libpod.RLimit{{Type: "nofile", Hard: 1 << 20, Soft: 1 << 20}, {Type: "nproc", Hard: 4096, Soft: 4096}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("r_limits = %v; want %v", got, want)
 	}
 }
 
 func TestChooseOCIRuntime(t *testing.T) {
-	var v1, v2 Info
+	var v1, v2 libpod.Info
 	v1.Host.CgroupVersion, v1.Host.OCIRuntime.Name = "v1", "crun"
 	v2.Host.CgroupVersion, v2.Host.OCIRuntime.Name = "v2", "crun"
 	if got := chooseOCIRuntime(v2, "", true); got != "crun" {

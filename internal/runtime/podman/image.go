@@ -10,6 +10,7 @@ import (
 
 	"github.com/distribution/reference"
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
 
@@ -49,7 +50,7 @@ func (b *Backend) pull(ctx context.Context, image string, creds []runtime.Creden
 	}
 	var errs []error
 	for _, c := range creds {
-		auth := &RegistryAuth{Username: c.Username, Password: c.Password, ServerAddress: c.Server}
+		auth := &libpod.RegistryAuth{Username: c.Username, Password: c.Password, ServerAddress: c.Server}
 		id, err := b.client.Pull(ctx, image, auth, insecure)
 		if err == nil {
 			return id, nil
@@ -101,7 +102,7 @@ func (b *Backend) ImageSize(ctx context.Context, image string) (uint64, error) {
 
 // inspectImage inspects an image and remembers its environment for the
 // containers created from it next.
-func (b *Backend) inspectImage(ctx context.Context, image string) (ImageInspect, error) {
+func (b *Backend) inspectImage(ctx context.Context, image string) (libpod.ImageInspect, error) {
 	img, err := b.client.InspectImage(ctx, image)
 	if err == nil {
 		b.images.set(image, img.Config.Env)

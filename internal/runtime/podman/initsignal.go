@@ -1,18 +1,10 @@
 package podman
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/runlet/runlet/internal/runtime/hostproc"
 )
-
-// procRoot is where the host's processes are read.
-const procRoot = "/proc"
 
 // StopSignalLost implements runtime.Lifecycle from the container's
 // inspect and its main process's /proc entry.
@@ -21,52 +13,6 @@ func (b *Backend) StopSignalLost(ctx context.Context, id string) bool {
 	if err != nil || !ic.State.Running || ic.State.Pid <= 0 {
 		return false
 	}
-	sig := signalNumber(stopSignal(ic.Config.StopSignal))
-	return sig > 0 && initDropsSignal(procRoot, ic.State.Pid, ic.ID, sig)
-}
-
-// signalNumber reads the kill API's spelling of a signal: a number, or a
-// name with or without its SIG prefix. 0 when unknown.
-func signalNumber(s string) int {
-	if n, err := strconv.Atoi(s); err == nil {
-		return n
-	}
-	if !strings.HasPrefix(s, "SIG") {
-		s = "SIG" + s
-	}
-	return int(unix.SignalNum(s))
-}
-
-// initDropsSignal reports whether process pid, as root shows it, is the
-// init of a nested PID namespace that has no handler for sig. The process
-// must be the container's own (its cgroup names the container): runlet may
-// run in a PID namespace of its own, or beside a podman host of another
-// machine, where the same number is someone else.
-func initDropsSignal(root string, pid int, containerID string, sig int) bool {
-	if containerID == "" || sig < 1 || sig > 64 {
-		return false
-	}
-	dir := filepath.Join(root, strconv.Itoa(pid))
-	cgroups, err := os.ReadFile(filepath.Join(dir, "cgroup"))
-	if err != nil || !bytes.Contains(cgroups, []byte(containerID)) {
-		return false
-	}
-	status, err := os.ReadFile(filepath.Join(dir, "status"))
-	if err != nil {
-		return false
-	}
-	var nspid []string
-	caught, known := uint64(0), false
-	for _, line := range strings.Split(string(status), "\n") {
-		key, value, _ := strings.Cut(line, ":")
-		switch key {
-		case "NSpid":
-			nspid = strings.Fields(value)
-		case "SigCgt":
-			caught, err = strconv.ParseUint(strings.TrimSpace(value), 16, 64)
-			known = err == nil
-		}
-	}
-	isInit := len(nspid) > 1 && nspid[len(nspid)-1] == "1"
-	return isInit && known && caught&(1<<(sig-1)) == 0
+	sig := hostproc.SignalNumber(stopSignal(ic.Config.StopSignal))
+	return sig > 0 && hostproc.InitDropsSignal(ic.State.Pid, ic.ID, sig)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
 // ctrDetail is what podman's list answer lacks (OOMKilled, Error) or cuts to
@@ -60,7 +61,7 @@ func (b *Backend) listAll(ctx context.Context, full bool, labels ...string) ([]r
 	return sbs, ctrs, err
 }
 
-func (b *Backend) sandboxesFrom(ctx context.Context, list []ListContainer, full bool) ([]runtime.Sandbox, error) {
+func (b *Backend) sandboxesFrom(ctx context.Context, list []libpod.ListContainer, full bool) ([]runtime.Sandbox, error) {
 	var out []runtime.Sandbox
 	live := map[string]bool{}
 	for _, lc := range list {
@@ -89,9 +90,9 @@ func (b *Backend) sandboxesFrom(ctx context.Context, list []ListContainer, full 
 	return out, nil
 }
 
-func (b *Backend) containersFrom(ctx context.Context, list []ListContainer, full bool) ([]runtime.Container, error) {
+func (b *Backend) containersFrom(ctx context.Context, list []libpod.ListContainer, full bool) ([]runtime.Container, error) {
 	out := make([]runtime.Container, 0, len(list))
-	kept := make([]ListContainer, 0, len(list))
+	kept := make([]libpod.ListContainer, 0, len(list))
 	seen := make(map[string]bool, len(list))
 	for _, lc := range list {
 		if lc.IsInfra {
@@ -115,7 +116,7 @@ func (b *Backend) containersFrom(ctx context.Context, list []ListContainer, full
 		}
 	}
 	b.mu.Unlock()
-	b.ooms.retain(seen)
+	b.ooms.Retain(seen)
 	return out, nil
 }
 
@@ -125,7 +126,7 @@ const refineLimit = 8
 
 // refineAll fills what the list lacks; a container removed since the list
 // was taken is dropped rather than failing the whole list.
-func (b *Backend) refineAll(ctx context.Context, list []ListContainer, out []runtime.Container) ([]runtime.Container, error) {
+func (b *Backend) refineAll(ctx context.Context, list []libpod.ListContainer, out []runtime.Container) ([]runtime.Container, error) {
 	sem := make(chan struct{}, refineLimit)
 	errs := make([]error, len(list))
 	var wg sync.WaitGroup
@@ -155,7 +156,7 @@ func (b *Backend) refineAll(ctx context.Context, list []ListContainer, out []run
 	return kept, errors.Join(failed...)
 }
 
-func fromList(lc ListContainer) runtime.Container {
+func fromList(lc libpod.ListContainer) runtime.Container {
 	l := lc.Labels
 	attempt, _ := strconv.Atoi(l[runtime.LabelAttempt])
 	return runtime.Container{
@@ -179,20 +180,20 @@ func unixTime(sec int64) time.Time {
 }
 
 // detailKey changes whenever the list shows a new state of the container.
-func detailKey(lc ListContainer) string {
+func detailKey(lc libpod.ListContainer) string {
 	return fmt.Sprintf("%s|%d|%d|%d", lc.State, lc.StartedAt, lc.ExitedAt, lc.ExitCode)
 }
 
 // inspectKey is the detailKey of the state an inspect saw, as the list
 // would show it (whole seconds; "never" as the zero time's).
-func inspectKey(ic InspectContainer) string {
-	return detailKey(ListContainer{State: ic.State.Status, ExitCode: ic.State.ExitCode,
+func inspectKey(ic libpod.InspectContainer) string {
+	return detailKey(libpod.ListContainer{State: ic.State.Status, ExitCode: ic.State.ExitCode,
 		StartedAt: ic.State.StartedAt.Unix(), ExitedAt: ic.State.FinishedAt.Unix()})
 }
 
 // needsInspect: never-started containers lack nothing; others need one
 // inspect per state.
-func (b *Backend) needsInspect(lc ListContainer) bool {
+func (b *Backend) needsInspect(lc libpod.ListContainer) bool {
 	if lc.StartedAt <= 0 {
 		return false
 	}
@@ -203,7 +204,7 @@ func (b *Backend) needsInspect(lc ListContainer) bool {
 }
 
 // refine inspects the container and applies the full-precision details.
-func (b *Backend) refine(ctx context.Context, lc ListContainer, c *runtime.Container) error {
+func (b *Backend) refine(ctx context.Context, lc libpod.ListContainer, c *runtime.Container) error {
 	ic, err := b.client.InspectContainer(ctx, lc.ID)
 	if errors.Is(err, runtime.ErrNotFound) {
 		return nil // removed since the list: the next relist drops it
@@ -218,8 +219,8 @@ func (b *Backend) refine(ctx context.Context, lc ListContainer, c *runtime.Conta
 
 // remember keeps what an inspect read for the lists to come, under the key
 // of the state it saw.
-func (b *Backend) remember(ic InspectContainer, key string) ctrDetail {
-	b.ooms.learn(ic.ID, ic.State.CgroupPath)
+func (b *Backend) remember(ic libpod.InspectContainer, key string) ctrDetail {
+	b.ooms.Learn(ic.ID, ic.State.CgroupPath)
 	d := ctrDetail{key: key, started: ic.State.StartedAt, finished: ic.State.FinishedAt,
 		oomKilled: inspectOOM(ic), errMsg: ic.State.Error, staticDir: ic.StaticDir, logPath: logFilePath(ic),
 		rootfsDir: ic.GraphDriver.Data.UpperDir}
@@ -231,7 +232,7 @@ func (b *Backend) remember(ic InspectContainer, key string) ctrDetail {
 
 // applyDetail uses the cached details; inspect's times count only when
 // they are the ones the list saw (the container may have moved on).
-func (b *Backend) applyDetail(lc ListContainer, c *runtime.Container) {
+func (b *Backend) applyDetail(lc libpod.ListContainer, c *runtime.Container) {
 	b.mu.Lock()
 	d, ok := b.details[lc.ID]
 	b.mu.Unlock()
@@ -244,5 +245,5 @@ func (b *Backend) applyDetail(lc ListContainer, c *runtime.Container) {
 	if lc.ExitedAt > 0 && d.finished.Unix() == lc.ExitedAt {
 		c.FinishedAt = d.finished
 	}
-	c.OOMKilled, c.Error = d.oomKilled || b.ooms.wasKilled(lc.ID), d.errMsg
+	c.OOMKilled, c.Error = d.oomKilled || b.ooms.WasKilled(lc.ID), d.errMsg
 }

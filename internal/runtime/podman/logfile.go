@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/conmon"
 	"github.com/runlet/runlet/internal/runtime/containerlog"
 )
 
@@ -23,18 +23,8 @@ func (b *Backend) logFileLogs(ctx context.Context, id string, opts runtime.LogOp
 	if err != nil {
 		return false, nil
 	}
-	path := logFilePath(ic)
-	if path == "" {
-		return false, nil
-	}
-	if _, err := os.Stat(path); err != nil {
-		return false, nil
-	}
-	err = containerlog.Read(ctx, path, opts, stdout, stderr, b.isRunning(id))
-	if ctx.Err() != nil {
-		return true, nil
-	}
-	return true, wrapf(err, "log file of container %s", shortID(id))
+	used, err := conmon.ReadLog(ctx, logFilePath(ic), opts, stdout, stderr, b.isRunning(id))
+	return used, wrapf(err, "log file of container %s", shortID(id))
 }
 
 // isRunning tells a log follower whether to keep waiting for output. An

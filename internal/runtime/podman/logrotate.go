@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"syscall"
+
+	"github.com/runlet/runlet/internal/runtime/conmon"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
 // logFilePath is the container's k8s-file log, or "" for another driver.
-func logFilePath(ic InspectContainer) string {
+func logFilePath(ic libpod.InspectContainer) string {
 	if ic.HostConfig.LogConfig.Type != "k8s-file" {
 		return ""
 	}
@@ -28,10 +29,6 @@ func (b *Backend) ContainerLogPath(ctx context.Context, id string) (string, erro
 	return d.logPath, nil
 }
 
-// reopenLogMessage is conmon's control message "reopen the log files"
-// (type 2), which CRI-O's ReopenContainerLog sends the same way.
-const reopenLogMessage = "2 0 0\n"
-
 // ReopenContainerLog makes the container's conmon write to a new file at the
 // log's path, through the control FIFO in the container's bundle.
 func (b *Backend) ReopenContainerLog(ctx context.Context, id string) error {
@@ -42,15 +39,10 @@ func (b *Backend) ReopenContainerLog(ctx context.Context, id string) error {
 	if d.staticDir == "" {
 		return fmt.Errorf("container %s has no bundle directory", shortID(id))
 	}
-	// Non-blocking: with no conmon reading (it exited), opening fails at
-	// once instead of hanging.
-	f, err := os.OpenFile(filepath.Join(d.staticDir, "ctl"), os.O_WRONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
+	if err := conmon.ReopenLog(d.staticDir); err != nil {
 		return fmt.Errorf("conmon control of container %s: %w", shortID(id), err)
 	}
-	defer f.Close()
-	_, err = f.WriteString(reopenLogMessage)
-	return err
+	return nil
 }
 
 // detail is the cached inspect detail of a container, inspecting it when

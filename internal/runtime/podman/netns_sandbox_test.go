@@ -49,9 +49,7 @@ func TestSandboxInCoreNetnsStartsWithFirstContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.ooms.mu.Lock()
-	learned := b.ooms.cgroups[id]
-	b.ooms.mu.Unlock()
+	learned := b.ooms.Cgroup(id)
 	if learned == "" || learned != ic.State.CgroupPath {
 		t.Errorf("OOM recorder learned cgroup %q at start; the container's is %q", learned, ic.State.CgroupPath)
 	}

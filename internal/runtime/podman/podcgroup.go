@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
 // cgroupRoot is where the host's cgroup hierarchies are mounted.
@@ -38,7 +39,7 @@ func (b *Backend) UpdateSandboxResources(ctx context.Context, id string, r runti
 
 // writeV1 sets cpu and memory; the memory+swap limit is moved in the order
 // the kernel accepts (it may never be below the memory limit).
-func writeV1(path string, lr *LinuxResources) error {
+func writeV1(path string, lr *libpod.LinuxResources) error {
 	cpu, mem := filepath.Join(cgroupRoot, "cpu", path), filepath.Join(cgroupRoot, "memory", path)
 	files := [][2]string{
 		{filepath.Join(cpu, "cpu.shares"), strconv.FormatUint(*lr.CPU.Shares, 10)},
@@ -59,7 +60,7 @@ func writeV1(path string, lr *LinuxResources) error {
 	return writeAll(append(files, memFiles...))
 }
 
-func writeV2(dir string, lr *LinuxResources) error {
+func writeV2(dir string, lr *libpod.LinuxResources) error {
 	weight := 1 + ((*lr.CPU.Shares-2)*9999)/262142
 	period := strconv.FormatUint(*lr.CPU.Period, 10)
 	cpuMax, memMax := "max "+period, "max"

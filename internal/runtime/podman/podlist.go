@@ -33,7 +33,7 @@ func (b *Backend) inspectPod(ctx context.Context, id string) ([]runtime.Sandbox,
 		}
 		d := b.remember(ic, inspectKey(ic))
 		c := fromInspect(ic)
-		c.OOMKilled = d.oomKilled || b.ooms.wasKilled(ic.ID)
+		c.OOMKilled = d.oomKilled || b.ooms.WasKilled(ic.ID)
 		ctrs = append(ctrs, c)
 	}
 	if pod.InfraContainerID == "" {

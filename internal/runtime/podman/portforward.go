@@ -7,9 +7,8 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"time"
 
-	"github.com/runlet/runlet/internal/netns"
+	"github.com/runlet/runlet/internal/runtime/portforward"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,7 +30,7 @@ func (b *Backend) PortForward(ctx context.Context, sandboxID string, port int32,
 		// The infra PID names a process on another host.
 		err = errors.New("the pod runs on a remote podman host")
 	case meta.labels[labelNetNS] != "":
-		conn, err = dialInNetns(ctx, meta.labels[labelNetNS], port)
+		conn, err = portforward.DialLoopback(ctx, meta.labels[labelNetNS], port)
 	default:
 		infra, ierr := b.client.InspectContainer(ctx, meta.infraID)
 		if ierr != nil {
@@ -40,7 +39,7 @@ func (b *Backend) PortForward(ctx context.Context, sandboxID string, port int32,
 		if infra.State.Pid <= 0 {
 			return fmt.Errorf("port-forward to pod %s: the pod's infra container is not running", shortID(sandboxID))
 		}
-		conn, err = dialInNetns(ctx, fmt.Sprintf("/proc/%d/ns/net", infra.State.Pid), port)
+		conn, err = portforward.DialLoopback(ctx, fmt.Sprintf("/proc/%d/ns/net", infra.State.Pid), port)
 	}
 	if err != nil && len(meta.ips) > 0 && (b.remote || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOENT)) {
 		var d net.Dialer
@@ -49,59 +48,5 @@ func (b *Backend) PortForward(ctx context.Context, sandboxID string, port int32,
 	if err != nil {
 		return fmt.Errorf("port-forward to pod %s port %d: %w", shortID(sandboxID), port, err)
 	}
-	return splice(ctx, conn.(*net.TCPConn), stream)
-}
-
-// dialInNetns dials 127.0.0.1:port (then [::1]) from inside the network
-// namespace at path.
-func dialInNetns(ctx context.Context, path string, port int32) (net.Conn, error) {
-	var conn net.Conn
-	err := netns.Do(path, func() error {
-		d := net.Dialer{Timeout: 10 * time.Second}
-		p := strconv.Itoa(int(port))
-		c, err := d.DialContext(ctx, "tcp4", "127.0.0.1:"+p)
-		if err != nil {
-			if c6, err6 := d.DialContext(ctx, "tcp6", "[::1]:"+p); err6 == nil {
-				c, err = c6, nil
-			}
-		}
-		conn = c
-		return err
-	})
-	return conn, err
-}
-
-// splice copies both ways; each side's EOF half-closes the other, and the
-// whole ends when both directions are done or ctx is.
-func splice(ctx context.Context, conn *net.TCPConn, stream io.ReadWriteCloser) error {
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close(); stream.Close() })
-	defer stop()
-	errc := make(chan error, 2)
-	go func() {
-		_, err := io.Copy(conn, stream)
-		_ = conn.CloseWrite()
-		errc <- err
-	}()
-	go func() {
-		_, err := io.Copy(stream, conn)
-		if cw, ok := stream.(interface{ CloseWrite() error }); ok {
-			_ = cw.CloseWrite()
-		} else {
-			_ = stream.Close()
-		}
-		errc <- err
-	}()
-	err1, err2 := <-errc, <-errc
-	if ctx.Err() != nil {
-		return nil
-	}
-	return errors.Join(ignoreClosed(err1), ignoreClosed(err2))
-}
-
-func ignoreClosed(err error) error {
-	if errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrClosedPipe) {
-		return nil
-	}
-	return err
+	return portforward.Splice(ctx, conn.(*net.TCPConn), stream)
 }

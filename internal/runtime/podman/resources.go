@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
 // The kubelet's CFS constants: a 100 ms period, and at least 1 ms of quota
@@ -55,17 +56,17 @@ func ownV2File(name string) bool {
 // resources maps cgroup limits as the kubelet's CRI runtimes apply them: a
 // memory limit allows no swap on top, and on cgroup v2 an OOM kill takes
 // the whole container (memory.oom.group), as the kubelet asks by default.
-func (b *Backend) resources(r runtime.Resources, container bool) *LinuxResources {
-	lr := &LinuxResources{}
+func (b *Backend) resources(r runtime.Resources, container bool) *libpod.LinuxResources {
+	lr := &libpod.LinuxResources{}
 	if r.MemoryBytes > 0 {
 		limit := r.MemoryBytes
-		lr.Memory = &LinuxMemory{Limit: &limit}
+		lr.Memory = &libpod.LinuxMemory{Limit: &limit}
 		if b.cg.swapLimit {
 			lr.Memory.Swap = &limit
 		}
 	}
 	if r.CPUMillis > 0 || r.CPUShares > 0 {
-		lr.CPU = &LinuxCPU{}
+		lr.CPU = &libpod.LinuxCPU{}
 		if r.CPUShares > 0 {
 			shares := r.CPUShares
 			lr.CPU.Shares = &shares
@@ -76,7 +77,7 @@ func (b *Backend) resources(r runtime.Resources, container bool) *LinuxResources
 		}
 	}
 	if r.PidsLimit > 0 {
-		lr.Pids = &LinuxPids{Limit: r.PidsLimit}
+		lr.Pids = &libpod.LinuxPids{Limit: r.PidsLimit}
 	}
 	if container && b.cg.v2 {
 		lr.Unified = map[string]string{"memory.oom.group": "1"}
@@ -115,7 +116,7 @@ const unlimited = -1
 // updateResources are a running container's new CPU and memory settings,
 // each stated, so that a limit the pod no longer asks for is lifted; the
 // memory+swap limit follows the memory limit, as at creation.
-func (b *Backend) updateResources(r runtime.Resources) *LinuxResources {
+func (b *Backend) updateResources(r runtime.Resources) *libpod.LinuxResources {
 	limit, quota := int64(unlimited), int64(unlimited)
 	if r.MemoryBytes > 0 {
 		limit = r.MemoryBytes
@@ -124,7 +125,7 @@ func (b *Backend) updateResources(r runtime.Resources) *LinuxResources {
 		quota = milliCPUToQuota(r.CPUMillis)
 	}
 	period, shares := uint64(cfsPeriod), max(r.CPUShares, 2)
-	lr := &LinuxResources{Memory: &LinuxMemory{Limit: &limit}, CPU: &LinuxCPU{Shares: &shares, Quota: &quota, Period: &period}}
+	lr := &libpod.LinuxResources{Memory: &libpod.LinuxMemory{Limit: &limit}, CPU: &libpod.LinuxCPU{Shares: &shares, Quota: &quota, Period: &period}}
 	if b.cg.swapLimit {
 		swap := limit
 		lr.Memory.Swap = &swap

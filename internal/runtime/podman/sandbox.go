@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
 // Labels that keep a sandbox's joined network namespace and the addresses
@@ -69,16 +70,16 @@ func sandboxLabels(cfg runtime.SandboxConfig) map[string]string {
 
 // sandboxIPs are the addresses the core's network gave the pod, else
 // those podman's own network did.
-func sandboxIPs(labels map[string]string, ic InspectContainer) []string {
+func sandboxIPs(labels map[string]string, ic libpod.InspectContainer) []string {
 	if v := labels[labelIPs]; labels[labelNetNS] != "" && v != "" {
 		return strings.Split(v, ",")
 	}
 	return containerIPs(ic)
 }
 
-func podSpec(cfg runtime.SandboxConfig) PodSpec {
+func podSpec(cfg runtime.SandboxConfig) libpod.PodSpec {
 	name := podName(cfg.Namespace, cfg.Name, cfg.PodUID)
-	spec := PodSpec{
+	spec := libpod.PodSpec{
 		Name:             name,
 		InfraName:        name + "-infra",
 		Hostname:         cfg.Hostname,
@@ -88,17 +89,17 @@ func podSpec(cfg runtime.SandboxConfig) PodSpec {
 	switch {
 	case cfg.HostNetwork:
 		// The host's network comes with the host's name, as on the kubelet.
-		spec.NetNS = &Namespace{NSMode: "host"}
-		spec.UtsNS = &Namespace{NSMode: "host"}
+		spec.NetNS = &libpod.Namespace{NSMode: "host"}
+		spec.UtsNS = &libpod.Namespace{NSMode: "host"}
 	case cfg.NetNS != "":
 		// podman 4 and 5 refuse a pod in a namespace given by path: the
 		// pod shares none, and each container joins cfg.NetNS (see
 		// containerSpec). The core's network publishes host ports.
-		spec.NetNS = &Namespace{NSMode: "none"}
+		spec.NetNS = &libpod.Namespace{NSMode: "none"}
 		spec.SharedNamespaces = []string{"ipc", "uts"}
 	default:
 		for _, p := range cfg.Ports {
-			spec.PortMappings = append(spec.PortMappings, PortMapping{
+			spec.PortMappings = append(spec.PortMappings, libpod.PortMapping{
 				HostIP: p.HostIP, HostPort: uint16(p.HostPort),
 				ContainerPort: uint16(p.ContainerPort), Protocol: strings.ToLower(p.Protocol),
 			})
@@ -209,7 +210,7 @@ func (b *Backend) inspectSandbox(ctx context.Context, id, infra string) (sandbox
 	return m, nil
 }
 
-func containerIPs(c InspectContainer) []string {
+func containerIPs(c libpod.InspectContainer) []string {
 	var ips []string
 	seen := map[string]bool{}
 	add := func(ip string) {

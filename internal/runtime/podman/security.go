@@ -5,35 +5,8 @@ import (
 	"strconv"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
-
-// SecuritySpec is the security part of libpod's create spec (specgen's
-// ContainerSecurityConfig and the PID and IPC namespaces), embedded in
-// ContainerSpec. Names are podman 4.3's, checked against its service.
-type SecuritySpec struct {
-	User               string     `json:"user,omitempty"`
-	Groups             []string   `json:"groups,omitempty"`
-	Privileged         bool       `json:"privileged,omitempty"`
-	CapAdd             []string   `json:"cap_add,omitempty"`
-	CapDrop            []string   `json:"cap_drop,omitempty"`
-	NoNewPrivileges    bool       `json:"no_new_privileges,omitempty"`
-	ReadOnlyFilesystem bool       `json:"read_only_filesystem,omitempty"`
-	SeccompProfilePath string     `json:"seccomp_profile_path,omitempty"`
-	Mask               []string   `json:"mask,omitempty"`
-	Unmask             []string   `json:"unmask,omitempty"`
-	SelinuxOpts        []string   `json:"selinux_opts,omitempty"`
-	ApparmorProfile    string     `json:"apparmor_profile,omitempty"`
-	PidNS              *Namespace `json:"pidns,omitempty"`
-	IpcNS              *Namespace `json:"ipcns,omitempty"`
-}
-
-// PodSecuritySpec is the pod-level part of POST /pods/create runlet sets
-// besides the basics: sysctls for the shared namespaces and the pod
-// cgroup's limits. Embedded in PodSpec.
-type PodSecuritySpec struct {
-	Sysctl         map[string]string `json:"sysctl,omitempty"`
-	ResourceLimits *LinuxResources   `json:"resource_limits,omitempty"`
-}
 
 // unconfined is podman's seccomp_profile_path for no filter at all.
 const unconfined = "unconfined"
@@ -41,8 +14,8 @@ const unconfined = "unconfined"
 // securitySpec maps the contract's security config. Without an explicit
 // user podman keeps the image's; a group alone comes with the image's user,
 // which the core reads first.
-func securitySpec(s runtime.SecurityConfig) SecuritySpec {
-	spec := SecuritySpec{
+func securitySpec(s runtime.SecurityConfig) libpod.SecuritySpec {
+	spec := libpod.SecuritySpec{
 		User:               userSpec(s),
 		Privileged:         s.Privileged,
 		NoNewPrivileges:    s.NoNewPrivs,
@@ -75,10 +48,10 @@ func securitySpec(s runtime.SecurityConfig) SecuritySpec {
 		spec.Mask = slices.Clone(s.MaskedPaths)
 	}
 	if s.HostPID {
-		spec.PidNS = &Namespace{NSMode: "host"}
+		spec.PidNS = &libpod.Namespace{NSMode: "host"}
 	}
 	if s.HostIPC {
-		spec.IpcNS = &Namespace{NSMode: "host"}
+		spec.IpcNS = &libpod.Namespace{NSMode: "host"}
 	}
 	return spec
 }
@@ -102,7 +75,7 @@ func userSpec(s runtime.SecurityConfig) string {
 // pod shares its PID namespace only when asked to (its infra process is
 // then PID 1, as the pause container is); a pod in the host's IPC namespace
 // does not share a private one.
-func (b *Backend) applyPodSecurity(spec *PodSpec, cfg runtime.SandboxConfig) {
+func (b *Backend) applyPodSecurity(spec *libpod.PodSpec, cfg runtime.SandboxConfig) {
 	if cfg.HostIPC {
 		spec.SharedNamespaces = slices.DeleteFunc(slices.Clone(spec.SharedNamespaces), func(ns string) bool { return ns == "ipc" })
 	}

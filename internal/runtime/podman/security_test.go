@@ -11,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/conmon"
+	"github.com/runlet/runlet/internal/runtime/hostproc"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/internal/runtime/podman/podmanservice"
 )
 
@@ -20,32 +23,32 @@ func TestSecuritySpec(t *testing.T) {
 	cases := []struct {
 		name string
 		in   runtime.SecurityConfig
-		want SecuritySpec
+		want libpod.SecuritySpec
 	}{
-		{"defaults keep the image's user and podman's profile", runtime.SecurityConfig{}, SecuritySpec{}},
+		{"defaults keep the image's user and podman's profile", runtime.SecurityConfig{}, libpod.SecuritySpec{}},
 		{"user, group and supplementary groups",
 			runtime.SecurityConfig{RunAsUser: ptr(int64(1000)), RunAsGroup: ptr(int64(2000)), SupplementalGroups: []int64{3000, 4000}},
-			SecuritySpec{User: "1000:2000", Groups: []string{"3000", "4000"}}},
-		{"user alone", runtime.SecurityConfig{RunAsUser: ptr(int64(0))}, SecuritySpec{User: "0"}},
-		{"a group on the image's named user", runtime.SecurityConfig{Username: "nobody", RunAsGroup: ptr(int64(50))}, SecuritySpec{User: "nobody:50"}},
-		{"a group with no user known runs as root", runtime.SecurityConfig{RunAsGroup: ptr(int64(50))}, SecuritySpec{User: "0:50"}},
+			libpod.SecuritySpec{User: "1000:2000", Groups: []string{"3000", "4000"}}},
+		{"user alone", runtime.SecurityConfig{RunAsUser: ptr(int64(0))}, libpod.SecuritySpec{User: "0"}},
+		{"a group on the image's named user", runtime.SecurityConfig{Username: "nobody", RunAsGroup: ptr(int64(50))}, libpod.SecuritySpec{User: "nobody:50"}},
+		{"a group with no user known runs as root", runtime.SecurityConfig{RunAsGroup: ptr(int64(50))}, libpod.SecuritySpec{User: "0:50"}},
 		{"capabilities, no_new_privs, read-only rootfs",
 			runtime.SecurityConfig{CapAdd: []string{"CAP_NET_ADMIN"}, CapDrop: []string{"ALL"}, NoNewPrivs: true, ReadOnlyRootfs: true},
-			SecuritySpec{CapAdd: []string{"CAP_NET_ADMIN"}, CapDrop: []string{"ALL"}, NoNewPrivileges: true, ReadOnlyFilesystem: true}},
+			libpod.SecuritySpec{CapAdd: []string{"CAP_NET_ADMIN"}, CapDrop: []string{"ALL"}, NoNewPrivileges: true, ReadOnlyFilesystem: true}},
 		{"privileged has every capability",
 			runtime.SecurityConfig{Privileged: true, CapDrop: []string{"CAP_CHOWN"}},
-			SecuritySpec{Privileged: true}},
+			libpod.SecuritySpec{Privileged: true}},
 		{"seccomp unconfined", runtime.SecurityConfig{Seccomp: runtime.SeccompProfile{Type: runtime.SeccompUnconfined}},
-			SecuritySpec{SeccompProfilePath: "unconfined"}},
+			libpod.SecuritySpec{SeccompProfilePath: "unconfined"}},
 		{"seccomp localhost", runtime.SecurityConfig{Seccomp: runtime.SeccompProfile{Type: runtime.SeccompLocalhost, Path: "/var/lib/runlet/seccomp/p.json"}},
-			SecuritySpec{SeccompProfilePath: "/var/lib/runlet/seccomp/p.json"}},
+			libpod.SecuritySpec{SeccompProfilePath: "/var/lib/runlet/seccomp/p.json"}},
 		{"procMount Unmasked", runtime.SecurityConfig{MaskedPaths: []string{}, ReadonlyPaths: []string{}},
-			SecuritySpec{Unmask: []string{"ALL"}}},
-		{"more masked paths", runtime.SecurityConfig{MaskedPaths: []string{"/proc/x"}}, SecuritySpec{Mask: []string{"/proc/x"}}},
+			libpod.SecuritySpec{Unmask: []string{"ALL"}}},
+		{"more masked paths", runtime.SecurityConfig{MaskedPaths: []string{"/proc/x"}}, libpod.SecuritySpec{Mask: []string{"/proc/x"}}},
 		{"host namespaces", runtime.SecurityConfig{HostPID: true, HostIPC: true},
-			SecuritySpec{PidNS: &Namespace{NSMode: "host"}, IpcNS: &Namespace{NSMode: "host"}}},
+			libpod.SecuritySpec{PidNS: &libpod.Namespace{NSMode: "host"}, IpcNS: &libpod.Namespace{NSMode: "host"}}},
 		{"SELinux and AppArmor pass through", runtime.SecurityConfig{SELinuxOptions: []string{"type:spc_t"}, AppArmorProfile: "unconfined"},
-			SecuritySpec{SelinuxOpts: []string{"type:spc_t"}, ApparmorProfile: "unconfined"}},
+			libpod.SecuritySpec{SelinuxOpts: []string{"type:spc_t"}, ApparmorProfile: "unconfined"}},
 	}
 	for _, tc := range cases {
 		if got := securitySpec(tc.in); !reflect.DeepEqual(got, tc.want) {
@@ -82,7 +85,7 @@ func TestSpecJSONNames(t *testing.T) {
 			t.Errorf("resource_limits %s lacks %s", rl, want)
 		}
 	}
-	var ps PodSpec
+	var ps libpod.PodSpec
 	b.applyPodSecurity(&ps, runtime.SandboxConfig{Sysctls: map[string]string{"kernel.shm_rmid_forced": "1"}, Resources: runtime.Resources{PidsLimit: 9}})
 	raw, _ = json.Marshal(ps)
 	for _, want := range []string{`"sysctl":{"kernel.shm_rmid_forced":"1"}`, `"resource_limits":{"pids":{"limit":9}}`} {
@@ -166,34 +169,20 @@ func TestImageUser(t *testing.T) {
 	}
 }
 
-func TestOOMKillCount(t *testing.T) {
-	dir := t.TempDir()
-	v1 := filepath.Join(dir, "memory.oom_control")
-	_ = os.WriteFile(v1, []byte("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n"), 0o644)
-	v2 := filepath.Join(dir, "memory.events")
-	_ = os.WriteFile(v2, []byte("low 0\nhigh 0\nmax 4\noom 1\noom_kill 0\noom_group_kill 0\n"), 0o644)
-	if n, err := oomKillCount(v1); n != 2 || err != nil {
-		t.Errorf("v1 = %d, %v; want 2", n, err)
-	}
-	if n, err := oomKillCount(v2); n != 0 || err != nil {
-		t.Errorf("v2 = %d, %v; want 0 (an OOM without a kill is none)", n, err)
-	}
-}
-
 // TestReadExitOOMFromCgroup: conmon missed the kill (hybrid cgroups), the
 // container's memory cgroup counted it: the exit is an OOM kill, the bundle
 // gets conmon's mark, and later listings keep saying so.
 func TestReadExitOOMFromCgroup(t *testing.T) {
 	root, exits, bundle := t.TempDir(), t.TempDir(), t.TempDir()
 	id, infra := strings.Repeat("c", 64), strings.Repeat("f", 64)
-	b := &Backend{details: map[string]ctrDetail{id: {staticDir: bundle}},
-		ooms: &oomRecorder{root: root, cgroups: map[string]string{}, killed: map[string]bool{}}}
-	b.ooms.learnFromInfra(id, infra, "/libpod_parent/pod1/libpod-"+infra)
-	cg := filepath.Join(root, "libpod_parent/pod1/libpod-"+id)
+	b := &Backend{details: map[string]ctrDetail{id: {staticDir: bundle}}}
+	cg := filepath.Join(root, "memory/libpod_parent/pod1/libpod-"+id)
 	if err := os.MkdirAll(cg, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	_ = os.WriteFile(filepath.Join(cg, "memory.oom_control"), []byte("oom_kill_disable 0\nunder_oom 0\noom_kill 0\n"), 0o644)
+	b.ooms = hostproc.NewOOMRecorder(root, false)
+	b.ooms.LearnSibling(id, infra, "/libpod_parent/pod1/libpod-"+infra)
 	exit := filepath.Join(exits, id)
 	_ = os.WriteFile(exit, []byte("137"), 0o644)
 	if x := b.readExit(exit, id); x == nil || x.OOMKilled || x.ExitCode != 137 {
@@ -203,12 +192,12 @@ func TestReadExitOOMFromCgroup(t *testing.T) {
 	if x := b.readExit(exit, id); x == nil || !x.OOMKilled {
 		t.Errorf("OOM kill = %+v; want OOM-killed", x)
 	}
-	if !bundleOOM(bundle) {
+	if !conmon.OOMMarked(bundle) {
 		t.Error("no oom mark in the bundle")
 	}
 	_ = os.RemoveAll(cg) // podman's clean-up
 	c := runtime.Container{}
-	lc := ListContainer{ID: id, State: "exited", StartedAt: 1, ExitedAt: 2, ExitCode: 137}
+	lc := libpod.ListContainer{ID: id, State: "exited", StartedAt: 1, ExitedAt: 2, ExitCode: 137}
 	b.details[id] = ctrDetail{key: detailKey(lc), staticDir: bundle}
 	b.applyDetail(lc, &c)
 	if !c.OOMKilled {

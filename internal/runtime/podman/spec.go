@@ -2,6 +2,7 @@ package podman
 
 import (
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/internal/runtime/podman/podmanservice"
 )
 
@@ -10,7 +11,7 @@ import (
 // accounting and without CAP_SYS_RESOURCE (as these machines are), without
 // talking to a service: the far end of the pod spec → backend spec
 // translation, for tests and fuzzing across the contract.
-func CreateSpecs(sb runtime.SandboxConfig, ctr runtime.ContainerConfig) (PodSpec, ContainerSpec) {
+func CreateSpecs(sb runtime.SandboxConfig, ctr runtime.ContainerConfig) (libpod.PodSpec, libpod.ContainerSpec) {
 	b := &Backend{cg: cgroupHost{swapLimit: true}, ociRuntime: "runc", rlimits: specRLimits(podmanservice.Limits{NoFile: 1 << 20, NProc: 1 << 20})}
 	pod := podSpec(sb)
 	b.applyPodSecurity(&pod, sb)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
 // Stats samples resource usage. No IDs means every running runlet-managed
@@ -33,8 +34,8 @@ func (b *Backend) Stats(ctx context.Context, ids []string) ([]runtime.ContainerS
 	return out, nil
 }
 
-func (b *Backend) statsOneByOne(ctx context.Context, ids []string) ([]Stats, error) {
-	var out []Stats
+func (b *Backend) statsOneByOne(ctx context.Context, ids []string) ([]libpod.Stats, error) {
+	var out []libpod.Stats
 	var firstErr error
 	for _, id := range ids {
 		st, err := b.client.Stats(ctx, []string{id})
@@ -69,7 +70,7 @@ func (b *Backend) runningIDs(ctx context.Context) ([]string, error) {
 // toStats maps podman's figures. podman reports one memory figure (usage
 // without the page cache on cgroup v1 and v2), which is what kubelet calls
 // the working set, so it fills both.
-func toStats(s Stats, now time.Time) runtime.ContainerStats {
+func toStats(s libpod.Stats, now time.Time) runtime.ContainerStats {
 	return runtime.ContainerStats{
 		ID: s.ContainerID, Time: now, CPUNanos: s.CPUNano,
 		MemoryUsageBytes: s.MemUsage, MemoryWorkingSet: s.MemUsage, MemoryLimitBytes: s.MemLimit,

@@ -1,10 +1,8 @@
 package podman
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,41 +12,15 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod/libpodtest"
 )
-
-func frame(stream byte, s string) []byte {
-	h := make([]byte, 8, 8+len(s))
-	h[0] = stream
-	binary.BigEndian.PutUint32(h[4:], uint32(len(s)))
-	return append(h, s...)
-}
-
-func TestDemux(t *testing.T) {
-	var in bytes.Buffer
-	in.Write(frame(streamStdout, "out1\n"))
-	in.Write(frame(streamStderr, "err1\n"))
-	in.Write(frame(streamStdout, ""))
-	in.Write(frame(streamStdout, "out2\n"))
-	var out, errb bytes.Buffer
-	if err := demux(&in, &out, &errb); err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != "out1\nout2\n" || errb.String() != "err1\n" {
-		t.Errorf("stdout %q stderr %q", out.String(), errb.String())
-	}
-	if err := demux(strings.NewReader("plain text, not frames"), io.Discard, io.Discard); err == nil {
-		t.Error("demux accepted a stream without frame headers")
-	}
-	if err := demux(bytes.NewReader(frame(streamStdout, "cut short")[:10]), io.Discard, io.Discard); err == nil {
-		t.Error("demux accepted a truncated frame")
-	}
-}
 
 func TestLogsQueryAndLimit(t *testing.T) {
 	f := newFakePodman(t)
 	f.handle("GET /containers/c1/logs", func(w http.ResponseWriter, r *http.Request) {
-		_, _ = w.Write(frame(streamStdout, "hello\n"))
-		_, _ = w.Write(frame(streamStderr, "world\n"))
+		_, _ = w.Write(libpodtest.Frame(libpodtest.Stdout, "hello\n"))
+		_, _ = w.Write(libpodtest.Frame(libpodtest.Stderr, "world\n"))
 	})
 	b := f.backend()
 	since := time.Unix(1700000000, 5)
@@ -73,34 +45,10 @@ func TestLogsQueryAndLimit(t *testing.T) {
 	}
 }
 
-// hijackHandler answers like podman's exec start: 101, then it echoes stdin
-// on stdout until the client half-closes, then writes to stderr.
-func hijackHandler(t *testing.T, started chan<- struct{}) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Upgrade") != "tcp" || r.Header.Get("Connection") != "Upgrade" {
-			t.Errorf("exec start without upgrade headers: %v", r.Header)
-		}
-		conn, buf, err := w.(http.Hijacker).Hijack()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer conn.Close()
-		_, _ = buf.WriteString("HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.raw-stream\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n")
-		_ = buf.Flush()
-		if started != nil {
-			close(started)
-		}
-		in, _ := io.ReadAll(bufio.NewReader(io.MultiReader(buf.Reader, conn)))
-		_, _ = conn.Write(frame(streamStdout, "got:"+string(in)))
-		_, _ = conn.Write(frame(streamStderr, "eof seen\n"))
-	}
-}
-
 func TestExecStdinEOFAndExitCodeRetry(t *testing.T) {
 	f := newFakePodman(t)
 	f.json("POST /containers/c1/exec", 201, map[string]any{"Id": "e1"})
-	f.handle("POST /exec/e1/start", hijackHandler(t, nil))
+	f.handle("POST /exec/e1/start", libpodtest.EchoExec(t))
 	calls := 0
 	f.handle("GET /exec/e1/json", func(w http.ResponseWriter, r *http.Request) {
 		calls++
@@ -118,7 +66,7 @@ func TestExecStdinEOFAndExitCodeRetry(t *testing.T) {
 	if calls != 3 {
 		t.Errorf("exec inspected %d times; want 3 (retry while Running)", calls)
 	}
-	var cfg ExecConfig
+	var cfg libpod.ExecConfig
 	_ = json.Unmarshal(f.sent("POST /containers/c1/exec")[0].Body, &cfg)
 	if !cfg.AttachStdin || !cfg.AttachStdout || !cfg.AttachStderr || cfg.Tty || len(cfg.Cmd) != 3 {
 		t.Errorf("exec config = %+v", cfg)

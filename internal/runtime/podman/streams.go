@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
 // Logs copies a slice of a container's log. The k8s-file log on disk is read
@@ -41,7 +42,7 @@ func (b *Backend) Logs(ctx context.Context, id string, opts runtime.LogOptions, 
 		lim := &byteLimit{left: opts.LimitBytes}
 		stdout, stderr = lim.wrap(stdout), lim.wrap(stderr)
 	}
-	err = demux(body, stdout, stderr)
+	err = libpod.Demux(body, stdout, stderr)
 	if errors.Is(err, errLimitReached) || ctx.Err() != nil {
 		return nil
 	}
@@ -88,7 +89,7 @@ func (lw *limitedWriter) Write(p []byte) (int, error) {
 
 // Exec runs cmd in the container and returns its exit code.
 func (b *Backend) Exec(ctx context.Context, id string, cmd []string, sio runtime.StreamIO) (int, error) {
-	execID, err := b.client.ExecCreate(ctx, id, ExecConfig{
+	execID, err := b.client.ExecCreate(ctx, id, libpod.ExecConfig{
 		AttachStdin: sio.Stdin != nil, AttachStdout: sio.Stdout != nil,
 		AttachStderr: sio.Stderr != nil && !sio.TTY, Tty: sio.TTY, Cmd: cmd,
 	})
@@ -188,7 +189,7 @@ func (b *Backend) Attach(ctx context.Context, id string, sio runtime.StreamIO) e
 // how the process sees EOF), output out (demultiplexed unless a TTY), resize
 // events forwarded. It returns when the output ends or ctx is done. A
 // caller's stdin that never ends keeps its copier until it does.
-func pipe(ctx context.Context, conn *HijackedConn, sio runtime.StreamIO, resize func(runtime.TermSize) error) error {
+func pipe(ctx context.Context, conn *libpod.HijackedConn, sio runtime.StreamIO, resize func(runtime.TermSize) error) error {
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
@@ -211,7 +212,7 @@ func pipe(ctx context.Context, conn *HijackedConn, sio runtime.StreamIO, resize 
 		}
 		_, err = io.Copy(out, conn)
 	} else {
-		err = demux(conn, sio.Stdout, sio.Stderr)
+		err = libpod.Demux(conn, sio.Stdout, sio.Stderr)
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()

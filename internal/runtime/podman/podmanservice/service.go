@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	goruntime "runtime"
 	"strings"
 	"syscall"
@@ -83,6 +84,10 @@ func (s *Service) spawn(podman string) error {
 	cmd := exec.Command(podman, "system", "service", "--time=0", s.opts.Listen)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	// The service's containers' monitors inherit its working directory and
+	// leave files there (conmon's "oom" mark): keep them beside the log,
+	// not in whatever directory runlet or a test was started from.
+	cmd.Dir = filepath.Dir(s.opts.LogPath)
 	// Own process group: a ^C for runlet must not reach the service first.
 	// Pdeathsig: the service must not outlive runlet (containers do: conmon owns them).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}

@@ -1,4 +1,4 @@
-package podman
+package libpod
 
 import (
 	"bufio"
@@ -22,10 +22,11 @@ const (
 	streamStderr = 2
 )
 
-// demux copies a multiplexed stream (8-byte header: stream ID, 3 zero bytes,
-// big-endian payload size) to stdout and stderr until EOF. A nil writer
-// discards its stream.
-func demux(r io.Reader, stdout, stderr io.Writer) error {
+// Demux copies a multiplexed stream (8-byte header: stream ID, 3 zero bytes,
+// big-endian payload size), as Logs, ExecStart and Attach without a TTY
+// return it, to stdout and stderr until EOF. A nil writer discards its
+// stream.
+func Demux(r io.Reader, stdout, stderr io.Writer) error {
 	var hdr [8]byte
 	for {
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {

@@ -1,4 +1,4 @@
-package podman
+package libpod
 
 import (
 	"bytes"
@@ -20,9 +20,8 @@ import (
 // serving old version prefixes, so one prefix covers both.
 const apiPrefix = "/v4.0.0/libpod"
 
-// Client is a small libpod REST client over a unix socket, TCP or ssh. It is
-// exported so that tools (benchmarks, e2e tests) can talk to podman exactly
-// as runlet does.
+// Client is a libpod REST client over a unix socket, TCP or ssh; it is safe
+// for concurrent use.
 type Client struct {
 	endpoint Endpoint
 	dialer   dialer
@@ -243,8 +242,10 @@ func (c *Client) Ping(ctx context.Context) (string, error) {
 	return v, nil
 }
 
-// waitReady pings until the service answers or the timeout passes.
-func (c *Client) waitReady(ctx context.Context, timeout time.Duration) error {
+// WaitReady pings until the service answers or the timeout passes; a
+// failure that retrying cannot mend (an ssh host key or login refused)
+// ends it at once.
+func (c *Client) WaitReady(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)

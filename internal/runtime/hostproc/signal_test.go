@@ -1,4 +1,4 @@
-package podman
+package hostproc
 
 import (
 	"os"
@@ -50,8 +50,8 @@ func TestInitDropsSignal(t *testing.T) {
 
 func TestSignalNumber(t *testing.T) {
 	for in, want := range map[string]int{"15": 15, "SIGTERM": 15, "TERM": 15, "SIGQUIT": 3, "BOGUS": 0} {
-		if got := signalNumber(in); got != want {
-			t.Errorf("signalNumber(%q) = %d; want %d", in, got, want)
+		if got := SignalNumber(in); got != want {
+			t.Errorf("SignalNumber(%q) = %d; want %d", in, got, want)
 		}
 	}
 }

@@ -1,0 +1,29 @@
+package libpod
+
+// SecuritySpec is the security part of libpod's create spec (specgen's
+// ContainerSecurityConfig and the PID and IPC namespaces), embedded in
+// ContainerSpec. Names are podman 4.3's, checked against its service.
+type SecuritySpec struct {
+	User               string     `json:"user,omitempty"`
+	Groups             []string   `json:"groups,omitempty"`
+	Privileged         bool       `json:"privileged,omitempty"`
+	CapAdd             []string   `json:"cap_add,omitempty"`
+	CapDrop            []string   `json:"cap_drop,omitempty"`
+	NoNewPrivileges    bool       `json:"no_new_privileges,omitempty"`
+	ReadOnlyFilesystem bool       `json:"read_only_filesystem,omitempty"`
+	SeccompProfilePath string     `json:"seccomp_profile_path,omitempty"`
+	Mask               []string   `json:"mask,omitempty"`
+	Unmask             []string   `json:"unmask,omitempty"`
+	SelinuxOpts        []string   `json:"selinux_opts,omitempty"`
+	ApparmorProfile    string     `json:"apparmor_profile,omitempty"`
+	PidNS              *Namespace `json:"pidns,omitempty"`
+	IpcNS              *Namespace `json:"ipcns,omitempty"`
+}
+
+// PodSecuritySpec is the pod-level part of POST /pods/create runlet sets
+// besides the basics: sysctls for the shared namespaces and the pod
+// cgroup's limits. Embedded in PodSpec.
+type PodSecuritySpec struct {
+	Sysctl         map[string]string `json:"sysctl,omitempty"`
+	ResourceLimits *LinuxResources   `json:"resource_limits,omitempty"`
+}
