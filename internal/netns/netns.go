@@ -73,10 +73,12 @@ func onThread(enter, fn func() error) error {
 		if err == nil {
 			err = fn()
 		}
-		errc <- err
+		// Back home before the caller goes on: the thread may be the
+		// process's main one, whose namespace /proc/self shows.
 		if unix.Setns(own, unix.CLONE_NEWNET) == nil {
 			goruntime.UnlockOSThread()
 		}
+		errc <- err
 	}()
 	return <-errc
 }
