@@ -50,6 +50,10 @@ type Images interface {
 	// ImageSize is a present image's size, for the kubelet's Pulled event;
 	// 0 without Capabilities.ImageSize.
 	ImageSize(ctx context.Context, image string) (uint64, error)
+	// LoadImage loads the images of a docker-archive or OCI-layout tarball
+	// and returns their names: how an air-gapped host, and the tests, get
+	// images without a registry.
+	LoadImage(ctx context.Context, archive io.Reader) ([]string, error)
 }
 
 // Lifecycle creates, starts, stops and removes sandboxes and containers.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -162,4 +163,10 @@ func (b *Backend) ImageUser(ctx context.Context, image string) (string, error) {
 		return "", wrapf(err, "inspecting image %s", image)
 	}
 	return img.Config.User, nil
+}
+
+// LoadImage implements runtime.Images through podman's image load.
+func (b *Backend) LoadImage(ctx context.Context, archive io.Reader) ([]string, error) {
+	names, err := b.client.LoadImage(ctx, archive)
+	return names, wrapf(err, "loading an image archive")
 }

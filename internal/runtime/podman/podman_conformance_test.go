@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -52,7 +51,6 @@ func realBackend(t testing.TB) *Backend {
 		}
 		t.Fatalf("podman is not installed: the podman backend tests need it (apt-get install podman runc busybox-static), or run with -short")
 	}
-	ensureTestImage(t)
 	// Generous: a loaded machine can hold podman's storage lock for long.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -65,6 +63,7 @@ func realBackend(t testing.TB) *Backend {
 			t.Errorf("Close: %v", err)
 		}
 	})
+	runtimetest.LoadFixture(t, b)
 	return b
 }
 
@@ -77,34 +76,4 @@ func shortTempDir(t testing.TB) string {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	return dir
-}
-
-// ensureTestImage builds the test image with hack/images.sh when missing.
-func ensureTestImage(t testing.TB) {
-	t.Helper()
-	if exec.Command("podman", "image", "exists", runtimetest.Image).Run() == nil {
-		return
-	}
-	root := repoRoot(t)
-	out, err := exec.Command(filepath.Join(root, "hack", "images.sh")).CombinedOutput()
-	if err != nil {
-		t.Fatalf("building %s with hack/images.sh: %v\n%s", runtimetest.Image, err, out)
-	}
-}
-
-func repoRoot(t testing.TB) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test's directory")
-		}
-		dir = parent
-	}
 }

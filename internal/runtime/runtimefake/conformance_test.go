@@ -12,6 +12,6 @@ import (
 // the fake does not do, its capabilities say.
 func TestConformance(t *testing.T) {
 	store := New()
-	store.SetImages(runtimetest.Image)
+	store.SetImages() // only the suite's loaded image is present
 	runtimetest.Run(t, func(_ *testing.T, owner string) runtime.Runtime { return store.Reopen(owner) })
 }

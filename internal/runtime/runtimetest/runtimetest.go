@@ -15,9 +15,9 @@ import (
 	"github.com/runlet/runlet/internal/runtime"
 )
 
-// Image is the test image the suite needs (built by hack/images.sh): a
-// busybox with sh, sleep, cat, httpd and nc.
-const Image = "localhost/runlet/busybox:latest"
+// Image is the test image the suite needs, which it loads into the backend
+// (see LoadFixture): a busybox with sh, sleep, cat, httpd and nc.
+const Image = "localhost/runlet/runtimetest:latest"
 
 // Namespace is the pod namespace of everything the suite creates.
 const Namespace = "runtimetest"
@@ -57,6 +57,7 @@ func Run(t *testing.T, open Opener) {
 	prefix := "rt" + randHex(4)
 	owner := "runtimetest-" + prefix
 	rt := open(t, owner)
+	LoadFixture(t, rt)
 	s := &suite{rt: rt, open: open, owner: owner, caps: rt.Capabilities(), prefix: prefix, pods: map[string]string{}}
 	t.Cleanup(func() { s.cleanup(t) })
 	for _, st := range s.subtests() {

@@ -126,6 +126,8 @@ type request struct {
 	path   string // below apiPrefix, already escaped where needed
 	query  url.Values
 	body   any
+	// raw, instead of body, is sent as it is (an image archive).
+	raw    io.Reader
 	header http.Header
 }
 
@@ -140,7 +142,7 @@ func (r request) url() string {
 // send performs the call and returns the response when the status is below
 // 400; otherwise the body is decoded into an *APIError.
 func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
-	var body io.Reader
+	body := r.raw
 	if r.body != nil {
 		b, err := json.Marshal(r.body)
 		if err != nil {
@@ -176,7 +178,7 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 var collections = map[string]bool{"containers": true, "pods": true, "images": true, "exec": true}
 
 // verbs are second segments that are not object names.
-var verbs = map[string]bool{"json": true, "create": true, "pull": true, "prune": true, "stats": true}
+var verbs = map[string]bool{"json": true, "create": true, "pull": true, "prune": true, "stats": true, "load": true}
 
 // operation names a request without its object IDs, for metrics.
 func operation(method, path string) string {

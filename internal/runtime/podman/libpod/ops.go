@@ -3,6 +3,7 @@ package libpod
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -135,6 +136,18 @@ func (c *Client) ImageExists(ctx context.Context, ref string) (bool, error) {
 		return false, nil
 	}
 	return false, err
+}
+
+// LoadImage loads the images of a docker-archive or OCI-archive tarball
+// and returns their names.
+func (c *Client) LoadImage(ctx context.Context, archive io.Reader) ([]string, error) {
+	var out struct {
+		Names []string `json:"Names"`
+	}
+	r := request{method: http.MethodPost, path: "/images/load", raw: archive,
+		header: http.Header{"Content-Type": {"application/x-tar"}}}
+	err := c.do(ctx, r, &out)
+	return out.Names, err
 }
 
 // InspectImage returns an image's ID and config.
