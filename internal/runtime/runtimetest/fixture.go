@@ -52,7 +52,7 @@ func LoadFixture(t testing.TB, rt runtime.Images) {
 }
 
 func buildFixture() ([]byte, error) {
-	bb, err := staticBusybox()
+	bb, err := StaticBusybox()
 	if err != nil {
 		return nil, err
 	}
@@ -89,10 +89,10 @@ func buildFixture() ([]byte, error) {
 	return out.Bytes(), err
 }
 
-// staticBusybox finds a statically linked busybox (Debian's busybox-static):
-// a dynamic one would need the host's libraries inside the image.
-func staticBusybox() (string, error) {
-	for _, p := range []string{"/bin/busybox", "/usr/bin/busybox"} {
+// StaticBusybox finds a statically linked busybox (Debian's busybox-static):
+// a dynamic one would need the host's libraries inside an image.
+func StaticBusybox() (string, error) {
+	for _, p := range []string{"busybox", "/bin/busybox", "/usr/bin/busybox"} {
 		if lp, err := exec.LookPath(p); err == nil && isStatic(lp) {
 			return lp, nil
 		}

@@ -3,7 +3,6 @@ package ocispec
 import (
 	"bytes"
 	"context"
-	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/runtimetest"
 	"golang.org/x/sys/unix"
 )
 
@@ -127,8 +127,8 @@ func needRunc(t *testing.T) string {
 // "app" (1000:1000) who is a member of group "extra" (2500).
 func busyboxRootfs(t *testing.T, dir string) string {
 	t.Helper()
-	bb, err := exec.LookPath("busybox")
-	if err != nil || !isStatic(bb) {
+	bb, err := runtimetest.StaticBusybox()
+	if err != nil {
 		t.Skip("needs a statically linked busybox (Debian's busybox-static)")
 	}
 	root := filepath.Join(dir, "rootfs")
@@ -151,20 +151,6 @@ func busyboxRootfs(t *testing.T, dir string) string {
 	write("etc/passwd", "root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\n")
 	write("etc/group", "root:x:0:\napp:x:1000:\nextra:x:2500:app\n")
 	return root
-}
-
-func isStatic(path string) bool {
-	f, err := elf.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return false
-		}
-	}
-	return true
 }
 
 func copyFile(t *testing.T, from, to string) {
