@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/runlet/runlet/internal/admission"
 	"github.com/runlet/runlet/internal/envvars"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/podman"
-	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/internal/securitycontext"
 	"github.com/runlet/runlet/internal/sysctl"
 	v1 "k8s.io/api/core/v1"
@@ -131,7 +131,7 @@ func checkResources(t *testing.T, what string, r runtime.Resources) {
 }
 
 // checkLimits: what the kernel accepts, as the kubelet bounds it.
-func checkLimits(t *testing.T, lr *libpod.LinuxResources) {
+func checkLimits(t *testing.T, lr *specs.LinuxResources) {
 	if lr == nil {
 		return
 	}
@@ -146,7 +146,7 @@ func checkLimits(t *testing.T, lr *libpod.LinuxResources) {
 	if m := lr.Memory; m != nil && (m.Limit == nil || *m.Limit <= 0 || m.Swap != nil && *m.Swap != *m.Limit) {
 		t.Errorf("memory %+v", m)
 	}
-	if lr.Pids != nil && lr.Pids.Limit <= 0 {
-		t.Errorf("pids limit %d", lr.Pids.Limit)
+	if lr.Pids != nil && (lr.Pids.Limit == nil || *lr.Pids.Limit <= 0) {
+		t.Errorf("pids limit %v", lr.Pids.Limit)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/cgroups"
 	"github.com/runlet/runlet/internal/runtime/hostproc"
 	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/internal/runtime/podman/podmanservice"
@@ -57,7 +58,7 @@ type Backend struct {
 	remote     bool // the service runs on another host
 	limits     podmanservice.Limits
 	rlimits    []libpod.RLimit
-	cg         cgroupHost
+	cg         cgroups.Host
 	ooms       *hostproc.OOMRecorder
 	stopOOMs   func()
 
@@ -215,8 +216,8 @@ func (b *Backend) detect(ctx context.Context) error {
 	}
 	b.info = info
 	b.ociRuntime = chooseOCIRuntime(info, b.opts.OCIRuntime, !b.remote)
-	b.cg = detectCgroups(info.Host.CgroupVersion)
-	b.ooms = hostproc.NewOOMRecorder(cgroupRoot, b.cg.v2)
+	b.cg = cgroups.Detect(info.Host.CgroupVersion == "v2")
+	b.ooms = hostproc.NewOOMRecorder(cgroups.Root, b.cg.V2)
 	b.host = runtime.HostInfo{
 		RuntimeName:    "podman",
 		RuntimeVersion: info.Version.Version,

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/cgroups"
 	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
@@ -281,13 +282,19 @@ func TestHostNetworkSandboxSharesUTS(t *testing.T) {
 	}
 }
 
-// TestCPUQuotaFloor: a limit under 10m gives the kernel's smallest quota,
-// 1 ms, as the kubelet's MilliCPUToQuota; podman refuses anything less.
-func TestCPUQuotaFloor(t *testing.T) {
-	for millis, want := range map[int64]int64{1: 1000, 9: 1000, 10: 1000, 11: 1100, 250: 25000} {
-		if got := milliCPUToQuota(millis); got != want {
-			t.Errorf("%dm: quota %d, want %d", millis, got, want)
-		}
+// TestUpdateContainerBody pins what podman update is sent: every limit
+// stated, so that one the pod no longer asks for is lifted (-1).
+func TestUpdateContainerBody(t *testing.T) {
+	f := newFakePodman(t)
+	f.json("POST /containers/c1/update", 201, map[string]any{})
+	b := f.backend()
+	b.cg = cgroups.Host{SwapLimit: true}
+	if err := b.UpdateContainerResources(context.Background(), "c1", runtime.Resources{CPUShares: 128}); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"memory":{"limit":-1,"swap":-1},"cpu":{"shares":128,"quota":-1,"period":100000}}`
+	if got := strings.TrimSpace(string(f.sent("POST /containers/c1/update")[0].Body)); got != want {
+		t.Errorf("update body\n got %s\nwant %s", got, want)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/cgroups"
 	"github.com/runlet/runlet/internal/runtime/conmon"
 	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
@@ -54,7 +55,7 @@ func (b *Backend) containerSpec(podID string, podLabels map[string]string, cfg r
 		// podman pods cannot join a namespace by path: each container does.
 		spec.NetNS = &libpod.Namespace{NSMode: "path", Value: netns}
 	}
-	spec.ResourceLimits = b.resources(cfg.Resources, true)
+	spec.ResourceLimits = cgroups.Resources(cfg.Resources, b.cg, true)
 	spec.OOMScoreAdj = b.oomScoreAdj(cfg.Resources.OOMScoreAdj)
 	spec.SecuritySpec = securitySpec(cfg.Security)
 	return spec
@@ -212,7 +213,7 @@ func (b *Backend) infraStartError(ctx context.Context, of infraOf, startErr erro
 // UpdateContainerResources implements runtime.Runtime: podman update of the
 // container's CPU and memory cgroup settings, in place.
 func (b *Backend) UpdateContainerResources(ctx context.Context, id string, r runtime.Resources) error {
-	return wrapf(b.client.UpdateContainer(ctx, id, b.updateResources(r)), "updating the resources of container %s", shortID(id))
+	return wrapf(b.client.UpdateContainer(ctx, id, cgroups.UpdateResources(r, b.cg)), "updating the resources of container %s", shortID(id))
 }
 
 // RemoveContainer force-removes a container; a missing one is not an error.

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/cgroups"
 	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
@@ -85,5 +86,5 @@ func (b *Backend) applyPodSecurity(spec *libpod.PodSpec, cfg runtime.SandboxConf
 	if len(cfg.Sysctls) > 0 {
 		spec.Sysctl = cfg.Sysctls
 	}
-	spec.ResourceLimits = b.resources(cfg.Resources, false)
+	spec.ResourceLimits = cgroups.Resources(cfg.Resources, b.cg, false)
 }

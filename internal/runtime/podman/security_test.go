@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/cgroups"
 	"github.com/runlet/runlet/internal/runtime/conmon"
 	"github.com/runlet/runlet/internal/runtime/hostproc"
 	"github.com/runlet/runlet/internal/runtime/podman/libpod"
@@ -61,7 +62,7 @@ func TestSecuritySpec(t *testing.T) {
 // against the real service by the e2e tests): a misspelt key is silently
 // ignored by podman.
 func TestSpecJSONNames(t *testing.T) {
-	b := &Backend{cg: cgroupHost{swapLimit: true}, limits: podmanservice.Limits{CapSysResource: true}}
+	b := &Backend{cg: cgroups.Host{SwapLimit: true}, limits: podmanservice.Limits{CapSysResource: true}}
 	spec := b.containerSpec("pod1", podLabels, runtime.ContainerConfig{
 		Name: "c", Image: "img",
 		Resources: runtime.Resources{CPUMillis: 1, CPUShares: 2, MemoryBytes: 1 << 20, PidsLimit: 5, OOMScoreAdj: ptr(-997)},
@@ -92,31 +93,6 @@ func TestSpecJSONNames(t *testing.T) {
 		if !strings.Contains(string(raw), want) {
 			t.Errorf("pod spec %s lacks %s", raw, want)
 		}
-	}
-}
-
-func TestResourcesSpec(t *testing.T) {
-	v1 := &Backend{cg: cgroupHost{swapLimit: true}}
-	r := v1.resources(runtime.Resources{CPUMillis: 5, CPUShares: 2, MemoryBytes: 64 << 20}, true)
-	if *r.CPU.Quota != 1000 || *r.CPU.Period != 100000 || *r.CPU.Shares != 2 {
-		t.Errorf("cpu = %+v; want the kubelet's 1 ms minimum quota, shares 2", r.CPU)
-	}
-	if *r.Memory.Limit != 64<<20 || r.Memory.Swap == nil || *r.Memory.Swap != 64<<20 || r.Unified != nil {
-		t.Errorf("memory = %+v unified %v; want swap = limit (no swap), nothing v2", r.Memory, r.Unified)
-	}
-	if q := milliCPUToQuota(1500); q != 150000 {
-		t.Errorf("quota of 1500m = %d; want 150000", q)
-	}
-	if v1.resources(runtime.Resources{}, true) != nil {
-		t.Error("no limits gave resource_limits")
-	}
-	v2 := &Backend{cg: cgroupHost{v2: true}}
-	r = v2.resources(runtime.Resources{MemoryBytes: 1 << 20}, true)
-	if r.Memory.Swap != nil || r.Unified["memory.oom.group"] != "1" {
-		t.Errorf("v2 without swap accounting: memory %+v unified %v; want no swap setting, memory.oom.group=1", r.Memory, r.Unified)
-	}
-	if r := v2.resources(runtime.Resources{PidsLimit: 3}, false); r.Unified != nil || r.Pids.Limit != 3 {
-		t.Errorf("pod cgroup = %+v; want pids only", r)
 	}
 }
 

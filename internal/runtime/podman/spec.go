@@ -2,6 +2,7 @@ package podman
 
 import (
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/cgroups"
 	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/internal/runtime/podman/podmanservice"
 )
@@ -12,7 +13,7 @@ import (
 // talking to a service: the far end of the pod spec → backend spec
 // translation, for tests and fuzzing across the contract.
 func CreateSpecs(sb runtime.SandboxConfig, ctr runtime.ContainerConfig) (libpod.PodSpec, libpod.ContainerSpec) {
-	b := &Backend{cg: cgroupHost{swapLimit: true}, ociRuntime: "runc", rlimits: specRLimits(podmanservice.Limits{NoFile: 1 << 20, NProc: 1 << 20})}
+	b := &Backend{cg: cgroups.Host{SwapLimit: true}, ociRuntime: "runc", rlimits: specRLimits(podmanservice.Limits{NoFile: 1 << 20, NProc: 1 << 20})}
 	pod := podSpec(sb)
 	b.applyPodSecurity(&pod, sb)
 	return pod, b.containerSpec("pod", sandboxLabels(sb), ctr)

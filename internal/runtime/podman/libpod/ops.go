@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
 )
 
 type idAnswer struct {
@@ -75,8 +77,9 @@ func (c *Client) StartContainer(ctx context.Context, id string) error {
 }
 
 // UpdateContainer changes a running container's cgroup settings (podman
-// update, libpod API 4.3 and later; the body is the OCI resources).
-func (c *Client) UpdateContainer(ctx context.Context, id string, r *LinuxResources) error {
+// update, libpod API 4.3 and later; the body is the OCI runtime-spec's
+// resources).
+func (c *Client) UpdateContainer(ctx context.Context, id string, r *specs.LinuxResources) error {
 	return c.do(ctx, request{method: http.MethodPost, path: "/containers/" + url.PathEscape(id) + "/update", body: r}, nil)
 }
 

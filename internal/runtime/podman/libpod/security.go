@@ -1,5 +1,7 @@
 package libpod
 
+import "github.com/opencontainers/runtime-spec/specs-go"
+
 // SecuritySpec is the security part of libpod's create spec (specgen's
 // ContainerSecurityConfig and the PID and IPC namespaces), embedded in
 // ContainerSpec. Names are podman 4.3's, checked against its service.
@@ -24,6 +26,6 @@ type SecuritySpec struct {
 // besides the basics: sysctls for the shared namespaces and the pod
 // cgroup's limits. Embedded in PodSpec.
 type PodSecuritySpec struct {
-	Sysctl         map[string]string `json:"sysctl,omitempty"`
-	ResourceLimits *LinuxResources   `json:"resource_limits,omitempty"`
+	Sysctl         map[string]string     `json:"sysctl,omitempty"`
+	ResourceLimits *specs.LinuxResources `json:"resource_limits,omitempty"`
 }

@@ -3,6 +3,8 @@ package libpod
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
 )
 
 // The JSON shapes below are the subset of libpod's specgen and report types
@@ -59,55 +61,30 @@ type RLimit struct {
 	Soft uint64 `json:"soft"`
 }
 
-// LinuxResources is the subset of the OCI LinuxResources runlet sets.
-type LinuxResources struct {
-	Memory *LinuxMemory `json:"memory,omitempty"`
-	CPU    *LinuxCPU    `json:"cpu,omitempty"`
-	Pids   *LinuxPids   `json:"pids,omitempty"`
-	// Unified are cgroup v2 files to write ("memory.oom.group").
-	Unified map[string]string `json:"unified,omitempty"`
-}
-
-// LinuxMemory is the OCI memory cgroup settings.
-type LinuxMemory struct {
-	Limit *int64 `json:"limit,omitempty"`
-	Swap  *int64 `json:"swap,omitempty"`
-}
-
-// LinuxCPU is the OCI cpu cgroup settings.
-type LinuxCPU struct {
-	Shares *uint64 `json:"shares,omitempty"`
-	Quota  *int64  `json:"quota,omitempty"`
-	Period *uint64 `json:"period,omitempty"`
-}
-
-// LinuxPids is the OCI pids cgroup settings.
-type LinuxPids struct {
-	Limit int64 `json:"limit"`
-}
-
 // ContainerSpec is the body of POST /containers/create (specgen.SpecGenerator).
 type ContainerSpec struct {
-	Name           string            `json:"name,omitempty"`
-	Pod            string            `json:"pod,omitempty"`
-	Image          string            `json:"image"`
-	Entrypoint     []string          `json:"entrypoint,omitempty"`
-	Command        []string          `json:"command,omitempty"`
-	Env            map[string]string `json:"env,omitempty"`
-	UnsetEnvAll    bool              `json:"unsetenvall,omitempty"`
-	WorkDir        string            `json:"work_dir,omitempty"`
-	Stdin          bool              `json:"stdin,omitempty"`
-	Terminal       bool              `json:"terminal,omitempty"`
-	Labels         map[string]string `json:"labels,omitempty"`
-	Mounts         []Mount           `json:"mounts,omitempty"`
-	ImageVolumes   []ImageVolume     `json:"image_volumes,omitempty"`
-	ResourceLimits *LinuxResources   `json:"resource_limits,omitempty"`
-	RLimits        []RLimit          `json:"r_limits,omitempty"`
-	RestartPolicy  string            `json:"restart_policy,omitempty"`
-	StopTimeout    *uint             `json:"stop_timeout,omitempty"`
-	OCIRuntime     string            `json:"oci_runtime,omitempty"`
-	OOMScoreAdj    *int              `json:"oom_score_adj,omitempty"`
-	NetNS          *Namespace        `json:"netns,omitempty"`
+	Name         string            `json:"name,omitempty"`
+	Pod          string            `json:"pod,omitempty"`
+	Image        string            `json:"image"`
+	Entrypoint   []string          `json:"entrypoint,omitempty"`
+	Command      []string          `json:"command,omitempty"`
+	Env          map[string]string `json:"env,omitempty"`
+	UnsetEnvAll  bool              `json:"unsetenvall,omitempty"`
+	WorkDir      string            `json:"work_dir,omitempty"`
+	Stdin        bool              `json:"stdin,omitempty"`
+	Terminal     bool              `json:"terminal,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Mounts       []Mount           `json:"mounts,omitempty"`
+	ImageVolumes []ImageVolume     `json:"image_volumes,omitempty"`
+	// ResourceLimits are the OCI runtime-spec's, as podman's specgen
+	// takes them.
+	ResourceLimits *specs.LinuxResources `json:"resource_limits,omitempty"`
+	RLimits        []RLimit              `json:"r_limits,omitempty"`
+	RestartPolicy  string                `json:"restart_policy,omitempty"`
+	StopTimeout    *uint                 `json:"stop_timeout,omitempty"`
+	OCIRuntime     string                `json:"oci_runtime,omitempty"`
+	OOMScoreAdj    *int                  `json:"oom_score_adj,omitempty"`
+	NetNS          *Namespace            `json:"netns,omitempty"`
 	SecuritySpec
 }
 

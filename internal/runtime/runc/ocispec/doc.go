@@ -19,14 +19,13 @@
 //     profile but comes inside a module that requires some eighty others;
 //   - cgroups: the kubelet's CPU quota, shares, memory (with no swap where
 //     the host accounts it), pids, for cgroup v1 and v2, below the pod's
-//     cgroup;
+//     cgroup, from package cgroups, which translates them for podman too;
 //   - mounts, masked and read-only paths, namespaces: those of containerd's
 //     CRI, joining the pod's network, IPC and UTS namespaces by path.
 //
 // Build is pure but for reading the root filesystem's user database and a
 // Localhost seccomp profile; what it needs to know of the host arrives in
-// Host, which BoundingSet and HostDevices help fill. Resources also serves
-// the pod's own cgroup.
+// Host, which BoundingSet, HostDevices and cgroups.Detect help fill.
 //
 // Left to the backend: the spec of the process that holds the pod's
 // namespaces, an /etc/hostname file (a mount like the core's /etc/hosts),

@@ -1,10 +1,12 @@
 package ocispec
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/cgroups"
 )
 
 // base is a valid input: a pod with its namespaces held, a container that
@@ -20,7 +22,7 @@ func base() Input {
 		},
 		Container: runtime.ContainerConfig{Name: "app", Command: []string{"/bin/app"}},
 		Rootfs:    "/nonexistent-rootfs",
-		Host:      Host{SwapLimit: true, NoFileHard: 524288, NProcHard: 96362, Hostname: "node1"},
+		Host:      Host{Cgroups: cgroups.Host{SwapLimit: true}, NoFileHard: 524288, NProcHard: 96362, Hostname: "node1"},
 	}
 }
 
@@ -34,3 +36,12 @@ func build(t *testing.T, in Input) *specs.Spec {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/cgroups"
 	"github.com/runlet/runlet/internal/runtime/podman"
 )
 
@@ -34,7 +35,7 @@ func TestSameAsPodman(t *testing.T) {
 		_, want := podman.CreateSpecs(sb, ctr)
 		in := base()
 		in.Pod.Config, in.Container = sb, ctr
-		in.Host = Host{SwapLimit: true, NoFileHard: 1 << 20, NProcHard: 1 << 20}
+		in.Host = Host{Cgroups: cgroups.Host{SwapLimit: true}, NoFileHard: 1 << 20, NProcHard: 1 << 20}
 		got := build(t, in)
 
 		gotRes := *got.Linux.Resources

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/cgroups"
 	"github.com/runlet/runlet/internal/runtime/runtimetest"
 	"golang.org/x/sys/unix"
 )
@@ -92,7 +93,7 @@ fi
 // probeWants are the lines the spec should make the probe print.
 func probeWants(h Host) []string {
 	cgroups := "cpu=25000 mem=67108864 pids=50"
-	if h.CgroupV2 {
+	if h.Cgroups.V2 {
 		cgroups = "cpu=25000 100000 mem=67108864 pids=50"
 	}
 	// The default capabilities less CAP_KILL (bit 5): 0x800405db.
@@ -202,12 +203,7 @@ func thisHost(t *testing.T) Host {
 	if b, err := os.ReadFile("/proc/self/oom_score_adj"); err == nil {
 		_, _ = fmt.Sscan(string(b), &h.OOMScoreAdj)
 	}
-	_, err = os.Stat("/sys/fs/cgroup/cgroup.controllers")
-	h.CgroupV2 = err == nil
-	if !h.CgroupV2 {
-		_, err = os.Stat("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes")
-		h.SwapLimit = err == nil
-	}
+	h.Cgroups = cgroups.Detect(cgroups.Unified())
 	return h
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/cgroups"
 )
 
 // Input is everything one container's spec is built from.
@@ -55,12 +56,9 @@ type ImageConfig struct {
 
 // Host is what the host allows the containers runc starts.
 type Host struct {
-	// CgroupV2: the unified hierarchy; else cgroup v1 (hybrid included).
-	CgroupV2 bool
-	// SwapLimit: memory+swap can be limited (v1 memory.memsw.*, v2
-	// memory.swap.max), so that a memory limit means no swap, as on the
-	// kubelet.
-	SwapLimit bool
+	// Cgroups are the host's cgroup version and swap accounting
+	// (cgroups.Detect).
+	Cgroups cgroups.Host
 	// NoFileHard and NProcHard are the hard limits of the process that
 	// runs runc: without CAP_SYS_RESOURCE a container cannot be given
 	// more. Zero: unknown, the container inherits runc's own.

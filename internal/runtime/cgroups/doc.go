@@ -1,0 +1,12 @@
+// Package cgroups is the cgroup mechanics every backend needs, in one place
+// so that a pod gets the same limits on each: what the host's cgroups
+// offer (Detect), the kubelet's translation of a container's or a pod's
+// resources into OCI LinuxResources as its CRI runtimes apply them
+// (Resources, and UpdateResources for a change in place), and writing a
+// pod cgroup's files where the backend's runtime cannot (WritePod).
+//
+// It speaks the OCI runtime-spec types, which runc takes in config.json and
+// podman's API takes as resource_limits and as the body of a container
+// update, and holds only the kubelet's and the kernel's numbers: a backend's
+// own quirks stay in the backend.
+package cgroups
