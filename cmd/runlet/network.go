@@ -14,6 +14,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -87,10 +88,7 @@ func watchPodCIDRs(ctx context.Context, client kubernetes.Interface, name string
 		if !ok {
 			return
 		}
-		cidrs := n.Spec.PodCIDRs
-		if len(cidrs) == 0 && n.Spec.PodCIDR != "" {
-			cidrs = []string{n.Spec.PodCIDR}
-		}
+		cidrs := nodeCIDRs(n)
 		if len(cidrs) == 0 && fallback != "" {
 			cidrs = []string{fallback}
 		}
@@ -105,4 +103,28 @@ func watchPodCIDRs(ctx context.Context, client kubernetes.Interface, name string
 		},
 	})
 	ctrl.RunWithContext(ctx)
+}
+
+// nodeCIDRs are the pod CIDRs the node's spec gives it.
+func nodeCIDRs(n *v1.Node) []string {
+	if len(n.Spec.PodCIDRs) > 0 || n.Spec.PodCIDR == "" {
+		return n.Spec.PodCIDRs
+	}
+	return []string{n.Spec.PodCIDR}
+}
+
+// seedPodCIDRs hands the network the pod CIDRs of a node this runlet
+// registered before it restarted: the node's first status then says Ready,
+// instead of NotReady until the watch catches up with what the node says.
+func seedPodCIDRs(ctx context.Context, nodes corev1client.NodeInterface, name string, m *cni.Manager) {
+	if m == nil {
+		return
+	}
+	n, err := nodes.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return // a new node, or the API is slow: the watch sets them
+	}
+	if cidrs := nodeCIDRs(n); len(cidrs) > 0 {
+		m.SetPodCIDRs(cidrs)
+	}
 }

@@ -104,6 +104,7 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	if err != nil {
 		return fmt.Errorf("pod network: %w", err)
 	}
+	seedPodCIDRs(ctx, client.CoreV1().Nodes(), o.NodeName, podNet)
 	recorder, stopEvents := vknode.NewEventRecorder(client, "runlet", o.NodeName)
 	defer stopEvents()
 	core := newCore(ctx, o, client, backend, host, recorder, nodeIP, log, res, admit, podNet)
