@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	nodeinfo "github.com/runlet/runlet/internal/node"
+	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -64,24 +65,25 @@ func (o *options) validateNode() error {
 
 // checkNodeName refuses to take over a Node that runlet did not register:
 // runlet would overwrite the status of a real kubelet's node (or another
-// virtual kubelet's) and delete its pods.
-func checkNodeName(ctx context.Context, nodes corev1client.NodeInterface, name string) error {
+// virtual kubelet's) and delete its pods. It returns the node a runlet
+// registered before, if the API has it (nil when new or unreachable).
+func checkNodeName(ctx context.Context, nodes corev1client.NodeInterface, name string) (*v1.Node, error) {
 	n, err := nodes.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return nil // unreachable now: registering the node reports it
+		return nil, nil // unreachable now: registering the node reports it
 	}
 	if n.Annotations[nodeinfo.RegisteredByAnnotation] == "runlet" {
-		return nil
+		return n, nil
 	}
 	for _, t := range n.Spec.Taints {
 		// Registered by a runlet that did not annotate its node yet.
 		if t.Key == nodeinfo.ProviderTaintKey && t.Value == nodeinfo.ProviderTaintValue {
-			return nil
+			return n, nil
 		}
 	}
-	return fmt.Errorf("node %q exists and was not registered by runlet (no %s annotation; a kubelet's node?): choose another --nodename",
+	return nil, fmt.Errorf("node %q exists and was not registered by runlet (no %s annotation; a kubelet's node?): choose another --nodename",
 		name, nodeinfo.RegisteredByAnnotation)
 }

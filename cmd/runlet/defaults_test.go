@@ -167,7 +167,7 @@ func TestCheckNodeNameRefusesAForeignNode(t *testing.T) {
 	)
 	nodes := client.CoreV1().Nodes()
 	for name, ok := range map[string]bool{"worker-1": false, "other-vk": false, "runlet-a": true, "runlet-untainted": true, "new": true} {
-		err := checkNodeName(ctx, nodes, name)
+		_, err := checkNodeName(ctx, nodes, name)
 		if ok != (err == nil) {
 			t.Errorf("%s: got %v", name, err)
 		}

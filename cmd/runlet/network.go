@@ -14,7 +14,6 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -113,16 +112,13 @@ func nodeCIDRs(n *v1.Node) []string {
 	return []string{n.Spec.PodCIDR}
 }
 
-// seedPodCIDRs hands the network the pod CIDRs of a node this runlet
-// registered before it restarted: the node's first status then says Ready,
-// instead of NotReady until the watch catches up with what the node says.
-func seedPodCIDRs(ctx context.Context, nodes corev1client.NodeInterface, name string, m *cni.Manager) {
-	if m == nil {
+// seedPodCIDRs hands the network the pod CIDRs of the node a runlet
+// registered before this one started (nil: a new node, the watch sets
+// them): the node's first status then says Ready, instead of NotReady until
+// the watch catches up with what the node says.
+func seedPodCIDRs(n *v1.Node, m *cni.Manager) {
+	if m == nil || n == nil {
 		return
-	}
-	n, err := nodes.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return // a new node, or the API is slow: the watch sets them
 	}
 	if cidrs := nodeCIDRs(n); len(cidrs) > 0 {
 		m.SetPodCIDRs(cidrs)

@@ -64,7 +64,8 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	if err != nil {
 		return err
 	}
-	if err := checkNodeName(ctx, client.CoreV1().Nodes(), o.NodeName); err != nil {
+	ownNode, err := checkNodeName(ctx, client.CoreV1().Nodes(), o.NodeName)
+	if err != nil {
 		return err
 	}
 	shutdownTracing, err := telemetry.SetupTracing(ctx, o.NodeName, version)
@@ -104,7 +105,7 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	if err != nil {
 		return fmt.Errorf("pod network: %w", err)
 	}
-	seedPodCIDRs(ctx, client.CoreV1().Nodes(), o.NodeName, podNet)
+	seedPodCIDRs(ownNode, podNet)
 	recorder, stopEvents := vknode.NewEventRecorder(client, "runlet", o.NodeName)
 	defer stopEvents()
 	core := newCore(ctx, o, client, backend, host, recorder, nodeIP, log, res, admit, podNet)

@@ -126,8 +126,9 @@ func NewManager(cfg Config) *Manager {
 	if cfg.Env == nil {
 		cfg.Env = envvars.NewResolver(nil)
 	}
+	caps := cfg.Runtime.Capabilities()
 	return &Manager{
-		rt: cfg.Runtime, caps: cfg.Runtime.Capabilities(), rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs,
+		rt: cfg.Runtime, caps: caps, rec: cfg.Recorder, log: cfg.Log, runtimeName: cfg.RuntimeName, owner: cfg.Owner, dirs: cfg.Dirs,
 		liveness: cfg.Liveness, startup: cfg.Startup, hooks: cfg.Hooks, node: cfg.Node,
 		volumes:         cfg.Volumes,
 		crashBackoff:    newBackoff(backoffInitial, backoffMax),
@@ -138,7 +139,7 @@ func NewManager(cfg Config) *Manager {
 		env:             cfg.Env,
 		hostIPs:         cfg.HostIPs,
 		secrets:         cfg.PullSecrets,
-		starts:          make(chan struct{}, parallelStarts(cfg.Runtime.Capabilities())),
+		starts:          make(chan struct{}, parallelStarts(caps)),
 		dns:             cfg.DNS,
 		hostsFile:       cfg.HostsFile,
 		network:         cfg.Network,

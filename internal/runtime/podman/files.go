@@ -2,6 +2,7 @@ package podman
 
 import (
 	"context"
+	"os"
 
 	"github.com/runlet/runlet/internal/runtime"
 )
@@ -11,13 +12,13 @@ import (
 // writable layer (overlay). Log rotation asks for every running container
 // every few seconds, so it costs no API call once the container was seen.
 func (b *Backend) ContainerFiles(ctx context.Context, id string) (runtime.ContainerFiles, error) {
-	logPath, err := b.ContainerLogPath(ctx, id)
-	if err != nil {
-		return runtime.ContainerFiles{}, err
-	}
 	d, err := b.detail(ctx, id)
 	if err != nil {
 		return runtime.ContainerFiles{}, err
+	}
+	logPath := d.logPath
+	if _, err := os.Stat(logPath); logPath != "" && err != nil {
+		logPath = "" // podman's storage is not visible here (runlet in a container)
 	}
 	return runtime.ContainerFiles{LogPath: logPath, RootfsDir: d.rootfsDir}, nil
 }

@@ -3,7 +3,6 @@ package podman
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/runlet/runlet/internal/runtime/conmon"
 	"github.com/runlet/runlet/internal/runtime/podman/libpod"
@@ -15,18 +14,6 @@ func logFilePath(ic libpod.InspectContainer) string {
 		return ""
 	}
 	return ic.HostConfig.LogConfig.Path
-}
-
-// ContainerLogPath is the container's log file, when runlet can reach it.
-func (b *Backend) ContainerLogPath(ctx context.Context, id string) (string, error) {
-	d, err := b.detail(ctx, id)
-	if err != nil || d.logPath == "" {
-		return "", err
-	}
-	if _, err := os.Stat(d.logPath); err != nil {
-		return "", nil // podman's storage is not visible here (runlet in a container)
-	}
-	return d.logPath, nil
 }
 
 // ReopenContainerLog makes the container's conmon write to a new file at the
