@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/childproc"
+
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -27,7 +29,7 @@ type Registry struct {
 	LogPath  string
 
 	cmd  *exec.Cmd
-	done chan struct{}
+	done <-chan struct{}
 }
 
 var (
@@ -64,7 +66,7 @@ func StartRegistry(t testing.TB) *Registry {
 	_, _ = rand.Read(pw)
 	r := &Registry{
 		Host: fmt.Sprintf("127.0.0.1:%d", FreePort(t)), User: "runlet-e2e", Password: hex.EncodeToString(pw),
-		Dir: dir, LogPath: filepath.Join(dir, "registry.log"), done: make(chan struct{}),
+		Dir: dir, LogPath: filepath.Join(dir, "registry.log"),
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(r.Password), bcrypt.DefaultCost)
 	if err != nil {
@@ -86,13 +88,13 @@ func StartRegistry(t testing.TB) *Registry {
 	}
 	r.cmd = exec.Command(bin, "serve", config)
 	r.cmd.Stdout, r.cmd.Stderr = logf, logf
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	if err := r.cmd.Start(); err != nil {
-		logf.Close()
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	exited, err := childproc.Start(r.cmd, syscall.SIGTERM)
+	logf.Close()
+	if err != nil {
 		t.Fatalf("start registry: %v", err)
 	}
-	logf.Close()
-	go func() { _ = r.cmd.Wait(); close(r.done) }()
+	r.done = exited
 	t.Cleanup(r.stop)
 	err = poll(30*time.Second, func() (bool, error) {
 		select {

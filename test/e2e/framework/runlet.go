@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/childproc"
+
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -208,21 +210,30 @@ func (r *Runlet) start() error {
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = append(os.Environ(), r.opts.Env...)
 	// Own process group (a terminal ^C goes to the test, which stops runlet itself); killed if the test dies.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	exited, err := childproc.Start(cmd, syscall.SIGKILL)
+	if err != nil {
 		return err
 	}
 	r.cmd, r.pid, r.state, r.stopped = cmd, cmd.Process.Pid, nil, false
 	done := make(chan struct{})
 	r.done = done
 	go func() {
-		_ = cmd.Wait()
+		<-exited
 		r.mu.Lock()
 		r.state = cmd.ProcessState
 		r.mu.Unlock()
 		close(done)
 	}()
 	return nil
+}
+
+// exitedUnasked returns how the current process ended and whether Stop or
+// Kill ended it; nil while it runs.
+func (r *Runlet) exitedUnasked() (*os.ProcessState, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state, r.stopped
 }
 
 // PID of the current (or last) runlet process.
@@ -387,6 +398,9 @@ func (r *Runlet) cleanup() {
 	defer cancel()
 	if c != nil && !r.opts.KeepPods {
 		r.deleteNodePods(ctx, c)
+	}
+	if st, stopped := r.exitedUnasked(); st != nil && !stopped {
+		t.Errorf("runlet %s (pid %d) exited with nobody stopping it: %v", r.NodeName, r.PID(), st)
 	}
 	if r.Running() {
 		if code, err := r.Stop(); err != nil {

@@ -7,10 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/runlet/runlet/internal/childproc"
 )
 
 // Options say where and how a service runs.
@@ -37,7 +38,7 @@ type Options struct {
 type Service struct {
 	opts Options
 	cmd  *exec.Cmd
-	done chan struct{}
+	done <-chan struct{}
 }
 
 // Start runs the service and returns once its API answers.
@@ -61,7 +62,7 @@ func Start(ctx context.Context, o Options) (*Service, error) {
 	if network, sock := splitURL(o.Listen); network == "unix" {
 		_ = os.Remove(sock) // left by a service that was killed
 	}
-	s := &Service{opts: o, done: make(chan struct{})}
+	s := &Service{opts: o}
 	if err := s.spawn(podman); err != nil {
 		return nil, err
 	}
@@ -89,29 +90,15 @@ func (s *Service) spawn(podman string) error {
 	// not in whatever directory runlet or a test was started from.
 	cmd.Dir = filepath.Dir(s.opts.LogPath)
 	// Own process group: a ^C for runlet must not reach the service first.
-	// Pdeathsig: the service must not outlive runlet (containers do: conmon owns them).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	started := make(chan error, 1)
-	go s.run(cmd, started)
-	if err := <-started; err != nil {
+	// SIGTERM at runlet's death: the service must not outlive runlet
+	// (containers do: conmon owns them).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	done, err := childproc.Start(cmd, syscall.SIGTERM)
+	if err != nil {
 		return fmt.Errorf("starting %s system service: %w", podman, err)
 	}
-	s.cmd = cmd
+	s.cmd, s.done = cmd, done
 	return nil
-}
-
-// run starts cmd and waits for it. The kernel sends Pdeathsig when the
-// thread that forked the child ends, not the process: this one stays,
-// locked, while the service runs, so that Go never retires it under the
-// service.
-func (s *Service) run(cmd *exec.Cmd, started chan<- error) {
-	goruntime.LockOSThread()
-	err := cmd.Start()
-	started <- err
-	if err == nil {
-		_ = cmd.Wait()
-		close(s.done)
-	}
 }
 
 // waitReady pings until the API answers; a service that exits first, or
