@@ -51,7 +51,8 @@ type RunletOptions struct {
 	ReadyTimeout   time.Duration // default 90s
 	StopTimeout    time.Duration // SIGTERM → SIGKILL, default 30s
 	KeepPods       bool          // at cleanup, leave the node's pods (API and podman) alone
-	// AllowUncleanExit: at cleanup, a non-zero exit on SIGTERM is not reported as a test error.
+	// AllowUncleanExit: at cleanup, an exit nobody asked for, or a non-zero exit on SIGTERM, is not
+	// reported as a test error.
 	AllowUncleanExit bool
 }
 
@@ -399,7 +400,7 @@ func (r *Runlet) cleanup() {
 	if c != nil && !r.opts.KeepPods {
 		r.deleteNodePods(ctx, c)
 	}
-	if st, stopped := r.exitedUnasked(); st != nil && !stopped {
+	if st, stopped := r.exitedUnasked(); st != nil && !stopped && !r.opts.AllowUncleanExit {
 		t.Errorf("runlet %s (pid %d) exited with nobody stopping it: %v", r.NodeName, r.PID(), st)
 	}
 	if r.Running() {
