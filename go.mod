@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/containernetworking/cni v1.3.1
 	github.com/coreos/go-iptables v0.8.0
+	github.com/creack/pty v1.1.24
 	github.com/distribution/reference v0.6.0
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-logr/logr v1.4.4

@@ -22,6 +22,11 @@ type Capabilities struct {
 	ImageSize bool
 	// Exec, Attach and PortForward: the streaming calls that work.
 	Exec, Attach, PortForward bool
+	// OwnNetwork: a sandbox the core gives no network namespace (NetNS)
+	// gets the backend's own network, an address and its Ports published.
+	// Without it such a sandbox has a network namespace of its own with
+	// only loopback: the core's pod network is the backend's network.
+	OwnNetwork bool
 	// HostFiles: containers' log files and root filesystems are on this
 	// host, where ContainerFiles points.
 	HostFiles bool

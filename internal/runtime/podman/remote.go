@@ -23,6 +23,7 @@ func (b *Backend) Capabilities() runtime.Capabilities {
 		Exec:           true,
 		Attach:         true,
 		PortForward:    true,
+		OwnNetwork:     true,
 		HostFiles:      !b.remote,
 		ParallelStarts: parallelPodStarts,
 		Limitations:    b.remoteLimitations(),

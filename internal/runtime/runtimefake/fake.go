@@ -98,7 +98,7 @@ func (f *Fake) owns(labels map[string]string) bool {
 // depends on them (exit codes of real commands, stop timing, logs, stats)
 // is the test's to play through Exit, SetLogs and HandleExec.
 func (f *Fake) Capabilities() runtime.Capabilities {
-	return runtime.Capabilities{PodList: true, SignalCheck: true, Exec: true}
+	return runtime.Capabilities{PodList: true, SignalCheck: true, Exec: true, OwnNetwork: true}
 }
 
 // SetStopSignalLost makes StopSignalLost report true for a container, as

@@ -36,6 +36,7 @@ type suite struct {
 	caps   runtime.Capabilities
 	prefix string
 	pods   map[string]string // pod UID -> sandbox ID
+	net    podNetwork
 }
 
 // subtest is one part of the suite and the capabilities it needs.
@@ -140,6 +141,9 @@ func (s *suite) sandboxOn(t *testing.T, rt runtime.Runtime, owner, name string, 
 	for _, e := range edit {
 		e(&cfg)
 	}
+	if !s.caps.OwnNetwork && cfg.NetNS == "" && !cfg.HostNetwork {
+		s.net.attach(t, &cfg)
+	}
 	sb, err := rt.CreateSandbox(ctxT(t, time.Minute), cfg)
 	if err != nil {
 		t.Fatalf("CreateSandbox: %v", err)
@@ -226,4 +230,5 @@ func (s *suite) cleanup(t *testing.T) {
 			t.Errorf("cleanup: RemoveSandbox %s (pod %s): %v", id, uid, err)
 		}
 	}
+	s.net.remove(t)
 }

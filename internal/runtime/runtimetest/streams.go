@@ -191,7 +191,13 @@ func (s *suite) testPortForward(t *testing.T) {
 func (s *suite) forwardGET(t *testing.T, ctx context.Context, sandboxID string) string {
 	client, server := net.Pipe()
 	errc := make(chan error, 1)
-	go func() { errc <- s.rt.PortForward(ctx, sandboxID, 8080, server) }()
+	go func() {
+		err := s.rt.PortForward(ctx, sandboxID, 8080, server)
+		if err != nil {
+			client.Close() // nobody reads the request: the next try may
+		}
+		errc <- err
+	}()
 	_ = client.SetDeadline(time.Now().Add(10 * time.Second))
 	_, _ = client.Write([]byte("GET / HTTP/1.0\r\nHost: pod\r\n\r\n"))
 	b, _ := io.ReadAll(client)

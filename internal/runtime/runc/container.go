@@ -1,0 +1,193 @@
+package runc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/cgroups"
+	"github.com/runlet/runlet/internal/runtime/runc/imagestore"
+	"github.com/runlet/runlet/internal/runtime/runc/ocispec"
+)
+
+// CreateContainer prepares the container's bundle and has conmon run
+// `runc create` for it.
+func (b *Backend) CreateContainer(ctx context.Context, sandboxID string, cfg runtime.ContainerConfig) (string, error) {
+	sb, err := b.readSandbox(sandboxID)
+	if err != nil {
+		return "", fmt.Errorf("container %s: sandbox %s: %w", cfg.Name, sandboxID, err)
+	}
+	im, err := b.images.Image(cfg.Image)
+	if err != nil {
+		return "", fmt.Errorf("container %s: %w", cfg.Name, err)
+	}
+	b.images.MarkUsed(cfg.Image)
+	rec := &containerRecord{ID: newID(), SandboxID: sandboxID, PodUID: sb.Config.PodUID, Namespace: sb.Config.Namespace,
+		PodName: sb.Config.Name, Config: cfg, ImageID: im.ID, StopSignal: im.Config.StopSignal, CreatedAt: time.Now()}
+	rec.CgroupPath = path.Join(sb.CgroupParent, rec.ID)
+	bundle := b.bundle(rec.ID)
+	if err := os.MkdirAll(bundle, 0o700); err != nil {
+		return "", err
+	}
+	if err := b.createContainer(ctx, sb, rec, im); err != nil {
+		_ = b.removeBundle(rec)
+		return "", fmt.Errorf("container %s: %w", cfg.Name, err)
+	}
+	b.events.send(runtime.Event{PodUID: rec.PodUID, ContainerID: rec.ID, Action: "create", Time: rec.CreatedAt})
+	return rec.ID, nil
+}
+
+func (b *Backend) createContainer(ctx context.Context, sb *sandboxRecord, rec *containerRecord, im imagestore.Image) error {
+	bundle := b.bundle(rec.ID)
+	if err := mountRootfs(bundle, im.LayerDirs); err != nil {
+		return err
+	}
+	roots, err := b.mountImageVolumes(rec)
+	if err != nil {
+		return err
+	}
+	spec, err := ocispec.Build(ocispec.Input{
+		ID: rec.ID, Container: rec.Config, Rootfs: filepath.Join(bundle, "rootfs"), ImageRoots: roots, Host: b.host,
+		Pod: ocispec.Pod{Config: sb.Config, Net: b.podNet(sb), IPC: sb.Pause.NS("ipc"), UTS: sb.Pause.NS("uts"),
+			PID: sb.Pause.NS("pid"), Shm: sb.Shm, CgroupParent: sb.CgroupParent},
+		Image: ocispec.ImageConfig{User: im.Config.User, Env: im.Config.Env, Entrypoint: im.Config.Entrypoint,
+			Cmd: im.Config.Cmd, WorkingDir: im.Config.WorkingDir},
+	})
+	if err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(bundle, "config.json"), spec); err != nil {
+		return err
+	}
+	// The record first: a runlet that dies during the create finds the
+	// bundle and can remove it.
+	if err := b.writeContainer(rec); err != nil {
+		return err
+	}
+	if err := b.startMonitor(ctx, rec); err != nil {
+		return err
+	}
+	var err1, err2 error
+	rec.Init, err1 = processFromFile(filepath.Join(bundle, "pidfile"))
+	rec.Monitor, err2 = processFromFile(filepath.Join(bundle, "conmon.pid"))
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	return b.writeContainer(rec)
+}
+
+// podNet is the network namespace a pod's containers join: the core's, or
+// the pause process's own when the core gave none.
+func (b *Backend) podNet(sb *sandboxRecord) string {
+	if sb.Config.NetNS != "" || sb.Config.HostNetwork {
+		return sb.Config.NetNS
+	}
+	return sb.Pause.NS("net")
+}
+
+// mountImageVolumes mounts the images the container mounts as volumes,
+// read-only, in its bundle.
+func (b *Backend) mountImageVolumes(rec *containerRecord) (map[string]string, error) {
+	roots := map[string]string{}
+	for _, m := range rec.Config.Mounts {
+		if m.Image == "" || roots[m.Image] != "" {
+			continue
+		}
+		im, err := b.images.Image(m.Image)
+		if err != nil {
+			return nil, fmt.Errorf("image volume at %s: %w", m.ContainerPath, err)
+		}
+		b.images.MarkUsed(m.Image)
+		target := filepath.Join(b.bundle(rec.ID), "img"+strconv.Itoa(len(roots)))
+		rec.ImageMounts = append(rec.ImageMounts, target)
+		if err := mountImage(target, im.LayerDirs); err != nil {
+			return nil, fmt.Errorf("image volume %s: %w", m.Image, err)
+		}
+		roots[m.Image] = target
+	}
+	return roots, nil
+}
+
+// StartContainer starts a created container.
+func (b *Backend) StartContainer(ctx context.Context, id string) error {
+	l := b.lock(id)
+	l.Lock()
+	defer l.Unlock()
+	rec, err := b.readContainer(id)
+	if err != nil {
+		return err
+	}
+	b.ooms.Learn(id, rec.CgroupPath)
+	if _, err := b.runcCmd(ctx, "start", id); err != nil {
+		return fmt.Errorf("container %s: %w", rec.Config.Name, err)
+	}
+	rec.StartedAt = time.Now()
+	if err := b.writeContainer(rec); err != nil {
+		return err
+	}
+	b.events.send(runtime.Event{PodUID: rec.PodUID, ContainerID: id, Action: "start", Time: rec.StartedAt})
+	return nil
+}
+
+// UpdateContainerResources changes a running container's cgroup.
+func (b *Backend) UpdateContainerResources(ctx context.Context, id string, r runtime.Resources) error {
+	l := b.lock(id)
+	l.Lock()
+	defer l.Unlock()
+	rec, err := b.readContainer(id)
+	if err != nil {
+		return err
+	}
+	res, err := json.Marshal(cgroups.UpdateResources(r, b.host.Cgroups))
+	if err != nil {
+		return err
+	}
+	if _, err := b.runcInput(ctx, res, "update", "--resources", "-", id); err != nil {
+		return fmt.Errorf("container %s: %w", rec.Config.Name, err)
+	}
+	rec.Config.Resources = r
+	return b.writeContainer(rec)
+}
+
+// RemoveContainer kills what still runs, deletes the container from runc
+// and removes its bundle. A container already gone is no error.
+func (b *Backend) RemoveContainer(ctx context.Context, id string) error {
+	l := b.lock(id)
+	l.Lock()
+	defer l.Unlock()
+	rec, err := b.readContainer(id)
+	if errors.Is(err, runtime.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := b.runcCmd(ctx, "delete", "--force", id); err != nil && !notExist(err) {
+		return fmt.Errorf("container %s: %w", rec.Config.Name, err)
+	}
+	if err := b.removeBundle(rec); err != nil {
+		return err
+	}
+	b.forgetLock(id)
+	b.events.send(runtime.Event{PodUID: rec.PodUID, ContainerID: id, Action: "remove", Time: time.Now()})
+	return nil
+}
+
+// removeBundle unmounts and removes what the container had on disk.
+func (b *Backend) removeBundle(rec *containerRecord) error {
+	bundle := b.bundle(rec.ID)
+	for _, m := range append(rec.ImageMounts, filepath.Join(bundle, "rootfs")) {
+		if err := unmount(m); err != nil {
+			return err
+		}
+	}
+	_ = os.Remove(filepath.Join(b.exitDir(), rec.ID))
+	return os.RemoveAll(bundle)
+}

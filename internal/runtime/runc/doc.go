@@ -1,0 +1,28 @@
+// Package runc is the runc backend: it runs a pod's containers with runc
+// directly, without a container engine between runlet and the OCI runtime.
+//
+// A pod's sandbox is a pause process (package pause) holding the pod's IPC,
+// UTS and PID namespaces, beside the network namespace the core's pod
+// network made, and a tmpfs for the pod's /dev/shm. Each container has a
+// bundle: its config.json from package ocispec, and an overlay root
+// filesystem whose lower layers are the image's layers in package
+// imagestore. conmon, installed with podman, runs `runc create` for it and
+// stays beside it: it holds the container's stdio, writes its log in the
+// CRI format, serves attach, and writes its exit code to the exit
+// directory, so that containers outlive runlet.
+//
+// Every fact the backend reports is read again from disk and /proc: the
+// records written at create, the pause process's PID and start time, runc's
+// pidfile and conmon's exit files. A fresh instance over the same root
+// therefore sees what the last one left, which is how a restarted runlet
+// re-adopts its pods with no restart.
+//
+// On disk, under the root (--root-dir/runc):
+//
+//	images/            the image store
+//	state/             runc's --root
+//	exits/             conmon's --exit-dir
+//	s/<id>/sandbox.json, shm/         a sandbox
+//	c/<id>/container.json, config.json, rootfs/, upper/, work/, ctr.log,
+//	       attach, ctl, pidfile, conmon.pid               a container's bundle
+package runc

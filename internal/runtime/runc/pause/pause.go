@@ -1,0 +1,185 @@
+// Package pause runs the process that holds a runc pod's namespaces: the
+// kubelet's pause container, as a process of runlet's own binary. It runs
+// in new IPC, UTS and PID namespaces (and a network namespace of its own
+// when the core gave the pod none), names the UTS namespace after the pod,
+// reaps the orphans of a pod that shares its PID namespace, and waits. It
+// outlives runlet, in a session of its own, so that a restart of runlet
+// restarts nothing.
+//
+// The binary is re-executed with argv[0] set to Arg0; this package's init
+// takes over such a process before main runs, in runlet and in any test
+// binary that imports the package, as containerd's and moby's reexec do.
+package pause
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Arg0 marks a process started as a pod's pause process.
+const Arg0 = "runlet-pause"
+
+// envHostname carries the pod's hostname to the pause process, and
+// envLoopback asks it to bring up the loopback of a network namespace of
+// its own.
+const (
+	envHostname = "RUNLET_PAUSE_HOSTNAME"
+	envLoopback = "RUNLET_PAUSE_LOOPBACK"
+)
+
+// readyTimeout bounds the pause process's start, which on a loaded host
+// is the start of a Go binary.
+const readyTimeout = 10 * time.Second
+
+func init() {
+	if len(os.Args) > 0 && os.Args[0] == Arg0 {
+		os.Exit(run())
+	}
+}
+
+// Namespaces says which namespaces the pause process makes; the others are
+// the host's (runlet's).
+type Namespaces struct {
+	Net, IPC, UTS, PID bool
+}
+
+// Start starts a pause process with new namespaces ns, naming a new UTS
+// namespace hostname, and returns its PID and start time (Identity).
+func Start(ns Namespaces, hostname string) (Process, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return Process{}, fmt.Errorf("finding runlet's binary for the pause process: %w", err)
+	}
+	cmd := exec.Command(self)
+	cmd.Args = []string{Arg0}
+	cmd.Env = []string{envHostname + "=" + hostname, "PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
+	if ns.Net {
+		cmd.Env = append(cmd.Env, envLoopback+"=1")
+	}
+	cmd.Dir = "/"
+	var flags uintptr
+	for _, f := range []struct {
+		on   bool
+		flag uintptr
+	}{{ns.Net, unix.CLONE_NEWNET}, {ns.IPC, unix.CLONE_NEWIPC}, {ns.UTS, unix.CLONE_NEWUTS}, {ns.PID, unix.CLONE_NEWPID}} {
+		if f.on {
+			flags |= f.flag
+		}
+	}
+	// A session of its own and no parent-death signal: it holds the pod's
+	// namespaces across restarts of runlet.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Cloneflags: flags}
+	ready, w, err := os.Pipe()
+	if err != nil {
+		return Process{}, err
+	}
+	defer ready.Close()
+	cmd.ExtraFiles = []*os.File{w}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return Process{}, fmt.Errorf("starting the pause process: %w", err)
+	}
+	// Reaped here while runlet lives; after a restart, by init.
+	go func() { _ = cmd.Wait() }()
+	p := Process{PID: cmd.Process.Pid}
+	if p.StartTime, err = startTime(p.PID); err != nil {
+		_ = cmd.Process.Kill()
+		return Process{}, fmt.Errorf("the pause process ended at once: %w", err)
+	}
+	// It writes a byte once the pod is named: a container that joins its
+	// UTS namespace sees the pod's name.
+	_ = ready.SetReadDeadline(time.Now().Add(readyTimeout))
+	if n, _ := ready.Read(make([]byte, 1)); n != 1 {
+		_ = cmd.Process.Kill()
+		return Process{}, fmt.Errorf("the pause process did not set up the pod's namespaces (hostname %q or loopback refused, or no answer within %v)", hostname, readyTimeout)
+	}
+	return p, nil
+}
+
+// Process is a process known by PID and start time, so that a PID reused
+// after it ended is not taken for it: a pause process, or a container's
+// process or monitor.
+type Process struct {
+	PID       int    `json:"pid"`
+	StartTime uint64 `json:"startTime"`
+}
+
+// Alive reports whether the process still runs.
+func (p Process) Alive() bool {
+	if p.PID <= 0 {
+		return false
+	}
+	st, err := startTime(p.PID)
+	return err == nil && st == p.StartTime && !zombie(p.PID)
+}
+
+// Identify returns the process now running as pid.
+func Identify(pid int) (Process, error) {
+	st, err := startTime(pid)
+	if err != nil {
+		return Process{}, err
+	}
+	return Process{PID: pid, StartTime: st}, nil
+}
+
+// NS is the path of one of its namespaces ("net", "ipc", "uts", "pid").
+func (p Process) NS(typ string) string { return fmt.Sprintf("/proc/%d/ns/%s", p.PID, typ) }
+
+// Kill ends the process and waits up to timeout for it to be gone.
+func (p Process) Kill(timeout time.Duration) error {
+	if !p.Alive() {
+		return nil
+	}
+	if err := unix.Kill(p.PID, unix.SIGKILL); err != nil && err != unix.ESRCH {
+		return fmt.Errorf("killing the pause process %d: %w", p.PID, err)
+	}
+	deadline := time.Now().Add(timeout)
+	for p.Alive() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the pause process %d outlived SIGKILL for %v", p.PID, timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+// startTime is field 22 of /proc/<pid>/stat, in clock ticks since boot.
+func startTime(pid int) (uint64, error) {
+	fields, err := statFields(pid)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(fields[19], 10, 64)
+}
+
+func zombie(pid int) bool {
+	fields, err := statFields(pid)
+	return err != nil || fields[0] == "Z"
+}
+
+// statFields are the fields of /proc/<pid>/stat after the command name,
+// starting with the state (field 3).
+func statFields(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return nil, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	return f, nil
+}

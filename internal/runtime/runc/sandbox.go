@@ -1,0 +1,200 @@
+package runc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/cgroups"
+	"github.com/runlet/runlet/internal/runtime/runc/pause"
+	"golang.org/x/sys/unix"
+)
+
+// shmSize is the pod's /dev/shm, as the CRI runtimes size it.
+const shmSize = "65536k"
+
+// CreateSandbox starts the pod's pause process, mounts its /dev/shm and
+// makes its cgroup.
+func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) (runtime.Sandbox, error) {
+	rec := &sandboxRecord{ID: newID(), Config: cfg, CreatedAt: time.Now(),
+		CgroupParent: "/runlet/pod" + strings.ReplaceAll(cfg.PodUID, "-", "_")}
+	dir := b.sandboxDir(rec.ID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return runtime.Sandbox{}, err
+	}
+	if err := b.setUpSandbox(rec, dir); err != nil {
+		b.tearDownSandbox(rec, dir)
+		return runtime.Sandbox{}, fmt.Errorf("pod %s/%s: %w: %w", cfg.Namespace, cfg.Name, runtime.ErrSandboxStart, err)
+	}
+	b.events.send(runtime.Event{PodUID: cfg.PodUID, Action: "sandbox-create", Time: rec.CreatedAt})
+	return b.sandboxOf(rec), nil
+}
+
+func (b *Backend) setUpSandbox(rec *sandboxRecord, dir string) error {
+	cfg := rec.Config
+	if err := b.makePodCgroup(rec.CgroupParent, cfg.Resources); err != nil {
+		return err
+	}
+	if !cfg.HostIPC {
+		rec.Shm = filepath.Join(dir, "shm")
+		if err := os.MkdirAll(rec.Shm, 0o755); err != nil {
+			return err
+		}
+		if err := unix.Mount("shm", rec.Shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=1777,size="+shmSize); err != nil {
+			return fmt.Errorf("mounting the pod's /dev/shm: %w", err)
+		}
+	}
+	ns := pause.Namespaces{Net: cfg.NetNS == "" && !cfg.HostNetwork, IPC: !cfg.HostIPC, UTS: !cfg.HostNetwork, PID: !cfg.HostPID}
+	hostname := cfg.Hostname
+	if !ns.UTS {
+		hostname = ""
+	}
+	p, err := pause.Start(ns, hostname)
+	if err != nil {
+		return err
+	}
+	rec.Pause = p
+	return writeJSON(filepath.Join(dir, sandboxFile), rec)
+}
+
+// makePodCgroup makes the pod's cgroup with its limits: the kubelet's pod
+// cgroup, which its containers' cgroups are below.
+func (b *Backend) makePodCgroup(parent string, r runtime.Resources) error {
+	if r.CPUMillis != 0 || r.MemoryBytes != 0 || r.CPUShares != 0 {
+		if err := b.ensurePodCgroup(parent); err != nil {
+			return err
+		}
+		if err := cgroups.WritePod(cgroups.Root, parent, b.host.Cgroups, cgroups.UpdateResources(r, b.host.Cgroups)); err != nil {
+			return err
+		}
+	}
+	if r.PidsLimit <= 0 {
+		return nil
+	}
+	dir := filepath.Join(cgroups.Root, "pids", parent)
+	if b.host.Cgroups.V2 {
+		dir = filepath.Join(cgroups.Root, parent)
+		enableControllers(parent)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("making the pod cgroup: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.FormatInt(r.PidsLimit, 10)), 0o644); err != nil {
+		return fmt.Errorf("setting the pod's process limit: %w", err)
+	}
+	return nil
+}
+
+// ensurePodCgroup makes the pod cgroup in the hierarchies its limits are in.
+func (b *Backend) ensurePodCgroup(parent string) error {
+	h := b.host.Cgroups
+	dirs := []string{filepath.Join(cgroups.Root, parent)}
+	if !h.V2 {
+		dirs = []string{filepath.Join(cgroups.Root, "cpu", parent), filepath.Join(cgroups.Root, "memory", parent)}
+	}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("making the pod cgroup: %w", err)
+		}
+	}
+	if h.V2 {
+		enableControllers(parent)
+	}
+	return nil
+}
+
+// enableControllers lets the cgroups below parent's ancestors use cpu,
+// memory and pids (cgroup v2 hands controllers down level by level).
+func enableControllers(parent string) {
+	dir := cgroups.Root
+	for _, part := range strings.Split(strings.Trim(filepath.Dir(parent), "/"), "/") {
+		_ = os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+cpu +memory +pids"), 0o644)
+		if part == "" {
+			break
+		}
+		dir = filepath.Join(dir, part)
+	}
+	_ = os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+cpu +memory +pids"), 0o644)
+	_ = os.WriteFile(filepath.Join(cgroups.Root, parent, "cgroup.subtree_control"), []byte("+cpu +memory +pids"), 0o644)
+}
+
+// UpdateSandboxResources writes the pod cgroup's new limits.
+func (b *Backend) UpdateSandboxResources(_ context.Context, id string, r runtime.Resources) error {
+	rec, err := b.readSandbox(id)
+	if err != nil {
+		return err
+	}
+	if err := b.ensurePodCgroup(rec.CgroupParent); err != nil {
+		return err
+	}
+	return cgroups.WritePod(cgroups.Root, rec.CgroupParent, b.host.Cgroups, cgroups.UpdateResources(r, b.host.Cgroups))
+}
+
+// RemoveSandbox removes the pod's containers, ends its pause process and
+// takes away its mounts, cgroup and records. A sandbox already gone is no
+// error.
+func (b *Backend) RemoveSandbox(ctx context.Context, id string) error {
+	l := b.lock(id)
+	l.Lock()
+	defer l.Unlock()
+	rec, err := b.readSandbox(id)
+	if errors.Is(err, runtime.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, cid := range b.ids("c", containerFile) {
+		if c, err := b.readContainer(cid); err == nil && c.SandboxID == id {
+			if err := b.RemoveContainer(ctx, cid); err != nil {
+				return err
+			}
+		}
+	}
+	if err := b.tearDownSandbox(rec, b.sandboxDir(id)); err != nil {
+		return err
+	}
+	b.forgetLock(id)
+	b.events.send(runtime.Event{PodUID: rec.Config.PodUID, Action: "sandbox-remove", Time: time.Now()})
+	return nil
+}
+
+func (b *Backend) tearDownSandbox(rec *sandboxRecord, dir string) error {
+	if err := rec.Pause.Kill(10 * time.Second); err != nil {
+		return err
+	}
+	if rec.Shm != "" {
+		if err := unix.Unmount(rec.Shm, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("unmounting the pod's /dev/shm: %w", err)
+		}
+	}
+	removeCgroup(rec.CgroupParent)
+	return os.RemoveAll(dir)
+}
+
+// removeCgroup removes a cgroup from every hierarchy it is in; one still
+// busy stays (its processes are going).
+func removeCgroup(path string) {
+	dirs, _ := filepath.Glob(filepath.Join(cgroups.Root, "*", path))
+	dirs = append(dirs, filepath.Join(cgroups.Root, path))
+	for _, d := range dirs {
+		_ = os.Remove(d)
+	}
+}
+
+// sandboxOf is what the core sees of a sandbox.
+func (b *Backend) sandboxOf(rec *sandboxRecord) runtime.Sandbox {
+	st := runtime.SandboxNotReady
+	if rec.Pause.Alive() {
+		st = runtime.SandboxReady
+	}
+	c := rec.Config
+	return runtime.Sandbox{ID: rec.ID, PodUID: c.PodUID, Namespace: c.Namespace, Name: c.Name, State: st,
+		IPs: c.IPs, NetNS: c.NetNS, CreatedAt: rec.CreatedAt, Labels: c.Labels}
+}

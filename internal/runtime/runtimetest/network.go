@@ -1,0 +1,58 @@
+package runtimetest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/runlet/runlet/internal/netns"
+	"github.com/runlet/runlet/internal/runtime"
+	"golang.org/x/sys/unix"
+)
+
+// podNetwork plays the core's pod network for a backend without a network
+// of its own (Capabilities.OwnNetwork): each sandbox gets a network
+// namespace with loopback up, pinned as the core pins one, and an address
+// from the documentation range, which the backend reports back.
+type podNetwork struct {
+	dir  string
+	pins []string
+}
+
+// attach fills cfg's network as the core would.
+func (n *podNetwork) attach(t *testing.T, cfg *runtime.SandboxConfig) {
+	t.Helper()
+	if n.dir == "" {
+		dir, err := os.MkdirTemp("/run", "runlet-rt-netns-")
+		if err == nil {
+			err = netns.EnsureSharedDir(dir)
+		}
+		if err != nil {
+			t.Fatalf("a directory for the pods' network namespaces: %v", err)
+		}
+		n.dir = dir
+	}
+	path := filepath.Join(n.dir, cfg.PodUID)
+	if err := netns.Pin(path); err != nil {
+		t.Fatalf("pod network namespace: %v", err)
+	}
+	n.pins = append(n.pins, path)
+	if err := netns.Do(path, netns.LoopbackUp); err != nil {
+		t.Fatalf("pod network namespace: loopback: %v", err)
+	}
+	cfg.NetNS, cfg.IPs = path, []string{fmt.Sprintf("192.0.2.%d", len(n.pins)%250+1)}
+}
+
+// remove takes the namespaces away, once their sandboxes are gone.
+func (n *podNetwork) remove(t *testing.T) {
+	for _, p := range n.pins {
+		if err := netns.Remove(p); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	}
+	if n.dir != "" {
+		_ = unix.Unmount(n.dir, unix.MNT_DETACH) // EnsureSharedDir's bind
+		_ = os.Remove(n.dir)
+	}
+}
