@@ -65,6 +65,7 @@ type options struct {
 	evictionOptions
 	// The pod network (--network-plugin, --cni-conf-dir, ...).
 	networkOptions
+	runtimeOptions
 	// Node resources and pod security, as the kubelet's flags.
 	SystemReserved, KubeReserved map[string]string
 	PodMaxPids                   int64
@@ -115,6 +116,7 @@ func parseFlags(args []string) (*options, error) {
 	addEvictionFlags(fs, o)
 	addResourceFlags(fs, o)
 	addNetworkFlags(fs, &o.networkOptions)
+	addRuntimeFlags(fs, &o.runtimeOptions)
 	fs.SetOutput(io.Discard) // errors are returned; --help's usage too, for main to print
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -134,6 +136,9 @@ func parseFlags(args []string) (*options, error) {
 		return nil, err
 	}
 	if err := o.validateNetwork(); err != nil {
+		return nil, err
+	}
+	if err := o.validateRuntime(); err != nil {
 		return nil, err
 	}
 	if o.NodeName == "" {
@@ -166,6 +171,7 @@ func (h helpRequested) Error() string { return "help requested" }
 func (h helpRequested) Unwrap() error { return pflag.ErrHelp }
 
 func (h helpRequested) print(w io.Writer) {
-	fmt.Fprintf(w, "runlet registers a virtual node and runs the pods scheduled to it on a local podman.\n\n"+
-		"Usage:\n  runlet [flags]\n  runlet uninstall [flags]   (runlet uninstall --help)\n\nFlags:\n%s", h.usage)
+	fmt.Fprintf(w, "runlet registers a virtual node and runs the pods scheduled to it on a local podman or runc.\n\n"+
+		"Usage:\n  runlet [flags]\n  runlet uninstall [flags]   (runlet uninstall --help)\n"+
+		"  runlet image load FILE... (runlet image --help)\n\nFlags:\n%s", h.usage)
 }

@@ -77,3 +77,27 @@ func TestNetworkFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestRuntimeFlags(t *testing.T) {
+	o, err := parseFlags([]string{"--nodename", "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Runtime != "podman" || o.ImageGCHighThreshold != 85 || o.ImageGCLowThreshold != 80 {
+		t.Errorf("defaults: %+v", o.runtimeOptions)
+	}
+	if o, err = parseFlags([]string{"--nodename", "n", "--runtime=runc"}); err != nil || o.Runtime != "runc" {
+		t.Errorf("--runtime=runc: %+v, %v", o, err)
+	}
+	for _, tc := range []struct{ args []string }{
+		{[]string{"--runtime=docker"}},
+		{[]string{"--image-gc-high-threshold=101"}},
+		{[]string{"--image-gc-low-threshold=90"}},
+	} {
+		_, err := parseFlags(append([]string{"--nodename", "n"}, tc.args...))
+		flag := strings.SplitN(tc.args[0], "=", 2)[0]
+		if err == nil || !strings.HasPrefix(err.Error(), flag) {
+			t.Errorf("%v: error %v; want one naming %s", tc.args, err, flag)
+		}
+	}
+}

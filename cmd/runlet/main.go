@@ -1,5 +1,5 @@
 // Command runlet registers a virtual node and runs the pods scheduled to it
-// on a local podman.
+// on a local podman or runc.
 package main
 
 import (
@@ -17,6 +17,9 @@ func main() {
 	setGCPercent()
 	if len(os.Args) > 1 && os.Args[1] == "uninstall" {
 		os.Exit(uninstallMain(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "image" {
+		os.Exit(imageMain(os.Args[2:]))
 	}
 	o, err := parseFlags(os.Args[1:])
 	var help helpRequested

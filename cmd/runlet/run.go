@@ -26,8 +26,6 @@ import (
 	"github.com/runlet/runlet/internal/poddir"
 	"github.com/runlet/runlet/internal/prober"
 	"github.com/runlet/runlet/internal/runtime"
-	"github.com/runlet/runlet/internal/runtime/podman"
-	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/internal/stats"
 	"github.com/runlet/runlet/internal/status"
 	"github.com/runlet/runlet/internal/syncloop"
@@ -74,23 +72,19 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	}
 	defer func() { _ = shutdownTracing(context.Background()) }()
 
-	backend, err := podman.New(ctx, podman.Options{
-		Socket: o.PodmanSocket, Owner: o.NodeName, Observe: telemetry.ObserveRuntimeOperation,
-		SSH:  libpod.SSHConfig{IdentityFile: o.PodmanIdentity, KnownHostsFile: o.PodmanKnownHosts},
-		Logf: log.WithField("component", "podman").Infof,
-	})
+	backend, err := openBackend(ctx, o, log)
 	if err != nil {
-		return fmt.Errorf("podman backend: %w", err)
+		return err
 	}
 	defer backend.Close()
 	host, err := backend.Info(ctx)
 	if err != nil {
-		return fmt.Errorf("podman info: %w", err)
+		return fmt.Errorf("%s info: %w", o.Runtime, err)
 	}
 	log.WithFields(logrus.Fields{"runtime": host.RuntimeName + " " + host.RuntimeVersion, "oci": host.OCIRuntime,
 		"cgroup": host.CgroupVersion}).Info("container backend ready")
 	for _, l := range backend.Capabilities().Limitations {
-		log.WithField("podman", o.PodmanSocket).Warn("remote podman: " + l)
+		log.WithField("backend", o.Runtime).Warn(l)
 	}
 
 	res, err := newNodeResources(o, log)

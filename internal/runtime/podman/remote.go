@@ -37,7 +37,7 @@ func (b *Backend) remoteLimitations() []string {
 	if !b.remote {
 		return nil
 	}
-	return []string{
+	limits := []string{
 		"container exits are seen through podman's events (some 150 ms later), not its exit files",
 		"port-forward dials the pod IP from runlet's host: the IP must be routable from here, and servers bound to the pod's loopback are unreachable",
 		"container logs come through the API (podman 4.x cuts their timestamps to seconds)",
@@ -45,4 +45,8 @@ func (b *Backend) remoteLimitations() []string {
 		"the podman host's rlimits cannot be read: containers get podman's defaults",
 		"probes and anything else that dials a pod IP need the podman host's pod network routable from runlet's host",
 	}
+	for i, l := range limits {
+		limits[i] = "remote podman: " + l
+	}
+	return limits
 }

@@ -34,6 +34,10 @@ type Options struct {
 	Images *imagestore.Store
 	// ImageOptions tune the store the backend opens.
 	ImageOptions imagestore.Options
+	// ImageGCHigh and ImageGCLow are the image GC's thresholds in percent
+	// of the image filesystem; GC runs every 5 minutes when ImageGCHigh is
+	// set, as the kubelet's does.
+	ImageGCHigh, ImageGCLow int
 	// Logf receives start-up decisions; nil discards.
 	Logf func(format string, args ...any)
 }
@@ -96,6 +100,9 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		return nil, err
 	}
 	b.learnRunning()
+	if opts.ImageGCHigh > 0 {
+		go b.gcLoop(opts.ImageGCHigh, opts.ImageGCLow)
+	}
 	return b, nil
 }
 

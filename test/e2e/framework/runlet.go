@@ -36,6 +36,7 @@ type RunletOptions struct {
 	Kubeconfig       string        // default: Cluster.RunletKubeconfig
 	LogLevel         string        // default: "debug"
 	PodmanSocket     string        // default: the framework's podman service (see Podman)
+	Runtime          string        // --runtime: "" (podman) or RuntimeRunc, whose store gets the test images
 	AutoPodman       bool          // pass an empty --podman-socket: runlet finds or starts podman itself
 	RootDir          string        // default: a temp dir of the test
 	PodManifestPath  string        // --pod-manifest-path (static pods), default none
@@ -176,9 +177,15 @@ func StartRunlet(t testing.TB, opts RunletOptions) *Runlet {
 	if opts.PLEGRelistPeriod > 0 {
 		r.Args = append(r.Args, "--pleg-relist-period", opts.PLEGRelistPeriod.String())
 	}
+	if opts.Runtime != "" {
+		r.Args = append(r.Args, "--runtime", opts.Runtime)
+	}
 	r.Args = append(r.Args, opts.ExtraArgs...)
 	if err := os.MkdirAll(r.RootDir, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	if opts.Runtime == RuntimeRunc {
+		loadRuncImages(t, r)
 	}
 
 	runletsMu.Lock()
@@ -417,6 +424,9 @@ func (r *Runlet) cleanup() {
 	}
 	r.unmountLeftovers()
 	if !r.opts.KeepPods {
+		if n := removeRuncLeftovers(r.RootDir); n > 0 {
+			t.Logf("runlet %s left %d runc containers or pause processes behind after its pods were deleted; removed them", r.NodeName, n)
+		}
 		if n := removePodmanObjects("label=" + LabelOwner + "=" + r.NodeName); n > 0 {
 			t.Logf("runlet %s left %d podman pods/containers behind after its pods were deleted; removed them", r.NodeName, n)
 		}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/podman"
+	"github.com/runlet/runlet/internal/runtime/podman/libpod"
+	"github.com/runlet/runlet/internal/runtime/runc"
+	"github.com/runlet/runlet/internal/telemetry"
+	"github.com/sirupsen/logrus"
+)
+
+// backend is the container backend runlet runs pods on.
+type backend interface {
+	runtime.Runtime
+	Close() error
+}
+
+// openBackend opens the backend --runtime names.
+func openBackend(ctx context.Context, o *options, log *logrus.Entry) (backend, error) {
+	if o.Runtime == runtimeRunc {
+		b, err := runc.Open(ctx, runc.Options{Root: runcRoot(o), Owner: o.NodeName,
+			ImageGCHigh: o.ImageGCHighThreshold, ImageGCLow: o.ImageGCLowThreshold,
+			Logf: log.WithField("component", "runc").Infof})
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	b, err := podman.New(ctx, podman.Options{
+		Socket: o.PodmanSocket, Owner: o.NodeName, Observe: telemetry.ObserveRuntimeOperation,
+		SSH:  libpod.SSHConfig{IdentityFile: o.PodmanIdentity, KnownHostsFile: o.PodmanKnownHosts},
+		Logf: log.WithField("component", "podman").Infof,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("podman backend: %w", err)
+	}
+	return b, nil
+}
+
+// runcRoot is where the runc backend keeps its images and containers.
+func runcRoot(o *options) string { return filepath.Join(o.RootDir, "runc") }

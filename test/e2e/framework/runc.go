@@ -1,0 +1,87 @@
+package framework
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// RuntimeRunc is RunletOptions.Runtime for a runlet on the runc backend.
+const RuntimeRunc = "runc"
+
+var (
+	runcImagesOnce sync.Once
+	runcImagesTar  string
+	runcImagesErr  error
+)
+
+// loadRuncImages gives a runc runlet's image store, under its root dir,
+// the test images the podman tests use (hack/images.sh builds them into
+// podman's storage): saved from podman once per test binary, and loaded
+// with `runlet image load`, as an air-gapped host gets its images.
+func loadRuncImages(t testing.TB, r *Runlet) {
+	t.Helper()
+	EnsureImages(t)
+	c := Get(t)
+	runcImagesOnce.Do(func() {
+		runcImagesTar = filepath.Join(c.Dir, "runc-images.tar")
+		_, runcImagesErr = PodmanCLIE("save", "--format", "docker-archive", "-o", runcImagesTar, BusyboxImage)
+	})
+	if runcImagesErr != nil {
+		t.Fatalf("saving the test images for runc: %v", runcImagesErr)
+	}
+	out, err := exec.Command(r.Binary, "image", "load", "--root-dir", r.RootDir, runcImagesTar).CombinedOutput()
+	if err != nil {
+		t.Fatalf("runlet image load: %v\n%s", err, out)
+	}
+}
+
+// removeRuncLeftovers takes away what a stopped runc runlet left of pods
+// it did not remove: their containers, pause processes and mounts.
+func removeRuncLeftovers(root string) (n int) {
+	state := filepath.Join(root, "runc", "state")
+	ids, _ := os.ReadDir(state)
+	for _, id := range ids {
+		if exec.Command("runc", "--root", state, "delete", "--force", id.Name()).Run() == nil {
+			n++
+		}
+	}
+	sandboxes, _ := filepath.Glob(filepath.Join(root, "runc", "s", "*", "sandbox.json"))
+	for _, sb := range sandboxes {
+		if pid := pausePID(sb); pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			n++
+		}
+	}
+	return n
+}
+
+// pausePID reads the pause process's PID from a sandbox record, if that
+// process is still a pause process.
+func pausePID(record string) int {
+	data, err := os.ReadFile(record)
+	if err != nil {
+		return 0
+	}
+	i := strings.Index(string(data), `"pid":`)
+	if i < 0 {
+		return 0
+	}
+	rest := string(data[i+6:])
+	end := strings.IndexAny(rest, ",}")
+	pid, err := strconv.Atoi(strings.TrimSpace(rest[:end]))
+	if err != nil {
+		return 0
+	}
+	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if !strings.HasPrefix(string(cmdline), "runlet-pause") {
+		return 0
+	}
+	return pid
+}
