@@ -5,7 +5,8 @@
 # Env: RUN_DIR (default <repo>/.run), PORT_BASE (26000), NODE_NAME (runlet), KUBELET_PORT (PORT_BASE+250),
 #      METRICS_PORT (PORT_BASE+251), NODES (1; node i > 1 is NODE_NAME-i, with its ports 10·(i-1) higher),
 #      LOG_LEVEL (info), PODMAN_SOCKET (empty: runlet finds or starts podman),
-#      RUNLET_ARGS (extra flags), KUBE_PROXY (1: kube-proxy on this host acts for the node, hack/kube-proxy.sh),
+#      RUNTIME (podman, or runc: runlet runs pods with runc and conmon, its image store loaded from
+#      podman's test images), RUNLET_ARGS (extra flags), KUBE_PROXY (1: kube-proxy on this host acts for the node, hack/kube-proxy.sh),
 #      CLUSTER_DNS (1: CoreDNS as kube-dns 10.0.0.10, hack/cluster-dns.sh, and runlet's --cluster-dns).
 # Stop with `make stop` (hack/stop.sh).
 set -euo pipefail
@@ -18,6 +19,8 @@ METRICS_PORT=${METRICS_PORT:-$((PORT_BASE+251))}
 PID_FILE=$RUN_DIR/runlet.pid LOG_FILE=$RUN_DIR/runlet.log
 PKI=$CP_DIR/pki KUBECTL=$CP_BIN_DIR/kubectl
 KUBE_PROXY=${KUBE_PROXY:-1} CLUSTER_DNS=${CLUSTER_DNS:-1}
+RUNTIME=${RUNTIME:-podman}
+[ "$RUNTIME" = podman ] || [ "$RUNTIME" = runc ] || die "RUNTIME=$RUNTIME: podman or runc"
 
 bash "$HACK_DIR/install-deps.sh"
 log "building bin/runlet"
@@ -53,6 +56,15 @@ start_node() {
   )
   [ "$i" != 1 ] || args+=(--pod-manifest-path "$RUN_DIR/manifests")
   [ -n "${PODMAN_SOCKET:-}" ] && args+=(--podman-socket "$PODMAN_SOCKET")
+  if [ "$RUNTIME" = runc ]; then
+    args+=(--runtime runc)
+    # no registry: the test images go from podman's storage into runc's image store
+    local images=(localhost/runlet/busybox:latest)
+    [ "$CLUSTER_DNS" != 1 ] || images+=("$(coredns_image)")
+    rm -f "$RUN_DIR/images.tar"
+    podman save --multi-image-archive --format docker-archive -o "$RUN_DIR/images.tar" "${images[@]}" >/dev/null
+    "$REPO_ROOT/bin/runlet" image load --root-dir "$root" "$RUN_DIR/images.tar" >/dev/null
+  fi
   # ClusterFirst pods resolve through kube-dns (hack/cluster-dns.yaml's fixed Service IP)
   [ "$CLUSTER_DNS" = 1 ] && args+=(--cluster-dns 10.0.0.10 --cluster-domain cluster.local)
   # shellcheck disable=SC2206
