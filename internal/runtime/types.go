@@ -285,3 +285,20 @@ type ContainerStats struct {
 	NetTxBytes       uint64
 	ProcessCount     uint64
 }
+
+// ForwardResize applies each terminal size from sizes until done closes or
+// sizes does. A resize that fails (before the process has its terminal)
+// is dropped: the next one counts.
+func ForwardResize(done <-chan struct{}, sizes <-chan TermSize, resize func(TermSize) error) {
+	for {
+		select {
+		case <-done:
+			return
+		case s, ok := <-sizes:
+			if !ok {
+				return
+			}
+			_ = resize(s)
+		}
+	}
+}

@@ -202,7 +202,7 @@ func pipe(ctx context.Context, conn *libpod.HijackedConn, sio runtime.StreamIO, 
 		}()
 	}
 	if sio.Resize != nil {
-		go forwardResize(done, sio.Resize, resize)
+		go runtime.ForwardResize(done, sio.Resize, resize)
 	}
 	var err error
 	if sio.TTY {
@@ -218,19 +218,4 @@ func pipe(ctx context.Context, conn *libpod.HijackedConn, sio runtime.StreamIO, 
 		return ctx.Err()
 	}
 	return err
-}
-
-func forwardResize(done <-chan struct{}, sizes <-chan runtime.TermSize, resize func(runtime.TermSize) error) {
-	for {
-		select {
-		case <-done:
-			return
-		case s, ok := <-sizes:
-			if !ok {
-				return
-			}
-			// A resize before the process has its terminal fails; the next one counts.
-			_ = resize(s)
-		}
-	}
 }

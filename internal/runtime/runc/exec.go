@@ -130,7 +130,7 @@ func (b *Backend) execTTY(ctx context.Context, args []string, id, pidFile string
 		go func() { _, _ = io.Copy(master, sio.Stdin) }()
 	}
 	if sio.Resize != nil {
-		go resizeLoop(done, sio.Resize, func(s runtime.TermSize) error {
+		go runtime.ForwardResize(done, sio.Resize, func(s runtime.TermSize) error {
 			return pty.Setsize(master, &pty.Winsize{Rows: s.Height, Cols: s.Width})
 		})
 	}

@@ -53,7 +53,7 @@ func (b *Backend) Attach(ctx context.Context, id string, sio runtime.StreamIO) e
 		}()
 	}
 	if sio.Resize != nil && rec.Config.TTY {
-		go resizeLoop(done, sio.Resize, func(s runtime.TermSize) error { return resizeConmon(bundle, s) })
+		go runtime.ForwardResize(done, sio.Resize, func(s runtime.TermSize) error { return resizeConmon(bundle, s) })
 	}
 	err = demuxAttach(conn, sio.Stdout, sio.Stderr)
 	if ctx.Err() != nil {
@@ -121,20 +121,6 @@ func resizeConmon(bundle string, s runtime.TermSize) error {
 	defer f.Close()
 	_, err = fmt.Fprintf(f, "1 %d %d\n", s.Height, s.Width)
 	return err
-}
-
-func resizeLoop(done <-chan struct{}, sizes <-chan runtime.TermSize, resize func(runtime.TermSize) error) {
-	for {
-		select {
-		case <-done:
-			return
-		case s, ok := <-sizes:
-			if !ok {
-				return
-			}
-			_ = resize(s) // before the terminal is there it fails; the next one counts
-		}
-	}
 }
 
 // PortForward connects stream to port on the pod's loopback, inside its
