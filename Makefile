@@ -12,7 +12,7 @@ VERSION ?= $(shell awk -F'"' '/^appVersion:/ {print $$2}' charts/runlet/Chart.ya
 COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 LDFLAGS = -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build image manifests run stop test test-unit test-e2e deps cp bench soak conformance lint clean
+.PHONY: all build image manifests run stop test test-unit test-e2e test-e2e-runc deps cp bench soak conformance lint clean
 
 all: build
 
@@ -42,7 +42,7 @@ deps:
 cp:
 	bash hack/cp-build.sh >/dev/null
 
-test: deps cp test-unit test-e2e
+test: deps cp test-unit test-e2e test-e2e-runc
 
 test-unit: deps
 	$(GO) test -count=1 $(UNIT_PKGS)
@@ -52,6 +52,12 @@ test-unit: deps
 # at a time (-parallel 3): they mostly wait on grace periods and probes.
 test-e2e: deps cp
 	$(GO) test -count=1 -p 1 -parallel 3 -timeout $(E2E_TIMEOUT) ./test/e2e/...
+
+# test-e2e-runc: the backend matrix's second column, the end-to-end tests that speak only Kubernetes (no
+# podman CLI in their checks) again with every runlet on the runc backend
+RUNC_E2E_TESTS ?= TestRuncNode|TestBadInput|TestClusterNetwork|TestObservedGeneration|TestLifecycleHooks|TestHostNetworkPodEnv|TestImagePulls|TestProbes|TestReadinessGates|TestInPlaceResize|TestServicesAndDNS|TestStatusReconciled|TestVolumes|TestNetworkFaults
+test-e2e-runc: deps cp
+	RUNLET_E2E_RUNTIME=runc $(GO) test -count=1 -p 1 -parallel 3 -timeout $(E2E_TIMEOUT) -run '^($(RUNC_E2E_TESTS))$$' ./test/e2e/
 
 # bench: runlet's figures next to the raw podman API's, one run (test/bench; RUNLET_BENCH_* env knobs)
 bench: deps cp

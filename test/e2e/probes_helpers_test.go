@@ -13,7 +13,7 @@ import (
 )
 
 // testServerImage is built by hack/images-testserver.sh (test/images/testserver).
-const testServerImage = "localhost/runlet/testserver:latest"
+const testServerImage = framework.TestServerImage
 
 // testServer is a container serving HTTP on 8080 (named "http"), HTTPS on
 // 8443 and gRPC health on 5000 (named "grpc"); args go to the server.

@@ -17,8 +17,8 @@ import (
 	"github.com/runlet/runlet/internal/runtime/runc/ocispec"
 )
 
-// CreateContainer prepares the container's bundle and has conmon run
-// `runc create` for it.
+// CreateContainer prepares the container's bundle: its root filesystem,
+// image volumes, spec and record. StartContainer runs it.
 func (b *Backend) CreateContainer(ctx context.Context, sandboxID string, cfg runtime.ContainerConfig) (string, error) {
 	sb, err := b.readSandbox(sandboxID)
 	if err != nil {
@@ -66,20 +66,6 @@ func (b *Backend) createContainer(ctx context.Context, sb *sandboxRecord, rec *c
 	if err := writeJSON(filepath.Join(bundle, "config.json"), spec); err != nil {
 		return err
 	}
-	// The record first: a runlet that dies during the create finds the
-	// bundle and can remove it.
-	if err := b.writeContainer(rec); err != nil {
-		return err
-	}
-	if err := b.startMonitor(ctx, rec); err != nil {
-		return err
-	}
-	var err1, err2 error
-	rec.Init, err1 = processFromFile(filepath.Join(bundle, "pidfile"))
-	rec.Monitor, err2 = processFromFile(filepath.Join(bundle, "conmon.pid"))
-	if err := errors.Join(err1, err2); err != nil {
-		return err
-	}
 	return b.writeContainer(rec)
 }
 
@@ -115,7 +101,10 @@ func (b *Backend) mountImageVolumes(rec *containerRecord) (map[string]string, er
 	return roots, nil
 }
 
-// StartContainer starts a created container.
+// StartContainer has conmon run `runc create` for the created container,
+// then starts it: as containerd's CRI makes the task only at the start, so
+// that a process that cannot run (no such binary, a working directory that
+// is a file) fails the start, not the create, as on the kubelet.
 func (b *Backend) StartContainer(ctx context.Context, id string) error {
 	l := b.lock(id)
 	l.Lock()
@@ -124,17 +113,44 @@ func (b *Backend) StartContainer(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	b.ooms.Learn(id, rec.CgroupPath)
-	if _, err := b.runcCmd(ctx, "start", id); err != nil {
-		return fmt.Errorf("container %s: %w", rec.Config.Name, err)
+	if rec.StartedAt.IsZero() && rec.StartError == "" {
+		err = b.start(ctx, rec)
+	} else {
+		err = fmt.Errorf("container %s was started before: a container starts once", rec.Config.Name)
 	}
-	rec.StartedAt = time.Now()
-	if err := b.writeContainer(rec); err != nil {
-		return err
+	if err != nil {
+		return fmt.Errorf("container %s: %w", rec.Config.Name, err)
 	}
 	b.events.send(runtime.Event{PodUID: rec.PodUID, ContainerID: id, Action: "start", Time: rec.StartedAt})
 	return nil
 }
+
+// start runs the container; a failure is kept in the record, which then
+// shows the container ended.
+func (b *Backend) start(ctx context.Context, rec *containerRecord) error {
+	b.ooms.Learn(rec.ID, rec.CgroupPath)
+	err := b.startMonitor(ctx, rec)
+	if err == nil {
+		bundle := b.bundle(rec.ID)
+		var err1, err2 error
+		rec.Init, err1 = processFromFile(filepath.Join(bundle, "pidfile"))
+		rec.Monitor, err2 = processFromFile(filepath.Join(bundle, "conmon.pid"))
+		err = errors.Join(err1, err2)
+	}
+	if err == nil {
+		_, err = b.runcCmd(ctx, "start", rec.ID)
+	}
+	rec.StartedAt = time.Now()
+	if err != nil {
+		_, _ = b.runcCmd(context.WithoutCancel(ctx), "delete", "--force", rec.ID)
+		rec.StartError = err.Error()
+	}
+	if werr := b.writeContainer(rec); werr != nil && err == nil {
+		err = werr
+	}
+	return err
+}
+
 
 // UpdateContainerResources changes a running container's cgroup.
 func (b *Backend) UpdateContainerResources(ctx context.Context, id string, r runtime.Resources) error {

@@ -59,6 +59,10 @@ func (b *Backend) InspectContainer(_ context.Context, id string) (runtime.Contai
 	return b.containerOf(rec), nil
 }
 
+// startFailedCode is the exit code of a container that never ran, as
+// runc and crun exit when they cannot start the process.
+const startFailedCode = 128
+
 // containerOf is a container as its record, its processes and conmon's
 // exit file show it.
 func (b *Backend) containerOf(rec *containerRecord) runtime.Container {
@@ -66,12 +70,16 @@ func (b *Backend) containerOf(rec *containerRecord) runtime.Container {
 	c := runtime.Container{ID: rec.ID, SandboxID: rec.SandboxID, PodUID: rec.PodUID, Namespace: rec.Namespace,
 		PodName: rec.PodName, Name: cfg.Name, Attempt: cfg.Attempt, Image: cfg.Image, ImageID: rec.ImageID,
 		CreatedAt: rec.CreatedAt, StartedAt: rec.StartedAt, Labels: cfg.Labels}
+	if rec.StartError != "" {
+		c.State, c.ExitCode, c.FinishedAt, c.Error = runtime.ContainerExited, startFailedCode, rec.StartedAt, rec.StartError
+		return c
+	}
 	if exit, ok := b.exitOf(rec); ok {
 		c.State, c.ExitCode, c.FinishedAt, c.OOMKilled = runtime.ContainerExited, exit.ExitCode, exit.FinishedAt, exit.OOMKilled
 		return c
 	}
 	switch {
-	case rec.Init.Alive() && rec.StartedAt.IsZero():
+	case rec.StartedAt.IsZero():
 		c.State = runtime.ContainerCreated
 	case rec.Init.Alive() || rec.Monitor.Alive():
 		// conmon writes the exit file some milliseconds after the end.

@@ -27,8 +27,8 @@ type sandboxRecord struct {
 	CgroupParent string `json:"cgroupParent"`
 }
 
-// containerRecord is what CreateContainer writes, and StartContainer and
-// the first sight of an exit complete.
+// containerRecord is what CreateContainer writes and StartContainer
+// completes.
 type containerRecord struct {
 	ID        string                  `json:"id"`
 	SandboxID string                  `json:"sandboxID"`
@@ -49,6 +49,9 @@ type containerRecord struct {
 	// created it.
 	Init    pause.Process `json:"init"`
 	Monitor pause.Process `json:"monitor"`
+	// StartError is why the start failed: the container then shows as
+	// ended, having never run.
+	StartError string `json:"startError,omitempty"`
 }
 
 const (

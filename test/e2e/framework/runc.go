@@ -15,6 +15,14 @@ import (
 // RuntimeRunc is RunletOptions.Runtime for a runlet on the runc backend.
 const RuntimeRunc = "runc"
 
+// RuntimeEnv names the backend of the runlets whose options name none:
+// the backend matrix runs the backend-neutral tests again with it set to
+// runc (make test-e2e-runc).
+const RuntimeEnv = "RUNLET_E2E_RUNTIME"
+
+// TestServerImage is the probe and hook test workload (hack/images-testserver.sh).
+const TestServerImage = "localhost/runlet/testserver:latest"
+
 var (
 	runcImagesOnce sync.Once
 	runcImagesTar  string
@@ -31,7 +39,8 @@ func loadRuncImages(t testing.TB, r *Runlet) {
 	c := Get(t)
 	runcImagesOnce.Do(func() {
 		runcImagesTar = filepath.Join(c.Dir, "runc-images.tar")
-		_, runcImagesErr = PodmanCLIE("save", "--format", "docker-archive", "-o", runcImagesTar, BusyboxImage)
+		_, runcImagesErr = PodmanCLIE("save", "--multi-image-archive", "--format", "docker-archive", "-o", runcImagesTar,
+			BusyboxImage, TestServerImage)
 	})
 	if runcImagesErr != nil {
 		t.Fatalf("saving the test images for runc: %v", runcImagesErr)

@@ -36,7 +36,7 @@ type RunletOptions struct {
 	Kubeconfig       string        // default: Cluster.RunletKubeconfig
 	LogLevel         string        // default: "debug"
 	PodmanSocket     string        // default: the framework's podman service (see Podman)
-	Runtime          string        // --runtime: "" (podman) or RuntimeRunc, whose store gets the test images
+	Runtime          string        // --runtime: default $RUNLET_E2E_RUNTIME, else podman; runc's store gets the test images
 	AutoPodman       bool          // pass an empty --podman-socket: runlet finds or starts podman itself
 	RootDir          string        // default: a temp dir of the test
 	PodManifestPath  string        // --pod-manifest-path (static pods), default none
@@ -138,6 +138,9 @@ func StartRunlet(t testing.TB, opts RunletOptions) *Runlet {
 	}
 	if opts.StopTimeout == 0 {
 		opts.StopTimeout = 30 * time.Second
+	}
+	if opts.Runtime == "" {
+		opts.Runtime = os.Getenv(RuntimeEnv)
 	}
 	dir := t.TempDir()
 	if opts.RootDir == "" {
