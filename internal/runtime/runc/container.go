@@ -151,7 +151,6 @@ func (b *Backend) start(ctx context.Context, rec *containerRecord) error {
 	return err
 }
 
-
 // UpdateContainerResources changes a running container's cgroup.
 func (b *Backend) UpdateContainerResources(ctx context.Context, id string, r runtime.Resources) error {
 	l := b.lock(id)
