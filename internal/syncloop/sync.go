@@ -89,8 +89,15 @@ func (l *Loop) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, since time.T
 // containers of a finished pod stay for its logs until the pod is deleted;
 // its volumes go at once, as on the kubelet.
 func (l *Loop) SyncTerminatedPod(ctx context.Context, pod *v1.Pod, since time.Time) error {
-	// Every container has stopped: the status is final (the kubelet's
-	// TerminatePod), terminal even for a pod whose containers never started.
+	// Every container has stopped: the status is generated once more from
+	// the backend, as the kubelet's syncTerminatedPod does, so that it
+	// shows the ends (and the reasons, such as DeadlineExceeded, that come
+	// with a terminal phase) even when the kill's last look was too early.
+	// Then it is final (the kubelet's TerminatePod), terminal even for a pod
+	// whose containers never started.
+	if ps := l.cfg.Cache.Get(string(pod.UID)); ps != nil {
+		l.setStatus(pod, l.cfg.PLEG.Refresh(ctx, ps), true)
+	}
 	l.cfg.Status.TerminatePod(pod)
 	_, desired := l.pods.get(pod.UID)
 	if pod.DeletionTimestamp == nil && desired {
