@@ -74,12 +74,12 @@ func nodeNetwork(p procFS, now time.Time) *statsv1alpha1.NetworkStats {
 	def := p.defaultInterface()
 	ns := &statsv1alpha1.NetworkStats{Time: metav1.NewTime(now)}
 	for _, d := range devs {
-		if d.name == "lo" {
+		if d.Name == "lo" {
 			continue
 		}
-		is := statsv1alpha1.InterfaceStats{Name: d.name, RxBytes: ptr(d.rxBytes), RxErrors: ptr(d.rxErrors), TxBytes: ptr(d.txBytes), TxErrors: ptr(d.txErrs)}
+		is := statsv1alpha1.InterfaceStats{Name: d.Name, RxBytes: ptr(d.RxBytes), RxErrors: ptr(d.RxErrors), TxBytes: ptr(d.TxBytes), TxErrors: ptr(d.TxErrs)}
 		ns.Interfaces = append(ns.Interfaces, is)
-		if d.name == def || (def == "" && ns.Name == "") {
+		if d.Name == def || (def == "" && ns.Name == "") {
 			ns.InterfaceStats = is
 		}
 	}

@@ -1,7 +1,6 @@
 package stats
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
@@ -9,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/runlet/runlet/internal/runtime/hostproc"
 )
 
 // userHZ is the unit of /proc/stat times. It is 100 on every Linux ABI Go
@@ -50,52 +51,11 @@ func (p procFS) cpuUsage() (usageNanos uint64, boot time.Time, err error) {
 // keyValues parses "key value [unit]" or "key: value kB" lines; kB values
 // are returned in bytes.
 func (p procFS) keyValues(name string) (map[string]uint64, error) {
-	f, err := os.Open(filepath.Join(string(p), name))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	out := map[string]uint64{}
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		fields := strings.Fields(s.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		v, err := strconv.ParseUint(fields[1], 10, 64)
-		if err != nil {
-			continue
-		}
-		if len(fields) == 3 && fields[2] == "kB" {
-			v *= 1024
-		}
-		out[strings.TrimSuffix(fields[0], ":")] = v
-	}
-	return out, s.Err()
+	return hostproc.KeyValues(filepath.Join(string(p), name))
 }
 
-// netDev is one interface's counters from /proc/net/dev.
-type netDev struct {
-	name                               string
-	rxBytes, rxErrors, txBytes, txErrs uint64
-}
-
-func (p procFS) netDevs() ([]netDev, error) {
-	b, err := os.ReadFile(filepath.Join(string(p), "net", "dev"))
-	if err != nil {
-		return nil, err
-	}
-	var out []netDev
-	for _, line := range strings.Split(string(b), "\n") {
-		name, rest, ok := strings.Cut(line, ":")
-		f := strings.Fields(rest)
-		if !ok || len(f) < 11 || strings.Contains(name, "|") {
-			continue
-		}
-		n := func(i int) uint64 { v, _ := strconv.ParseUint(f[i], 10, 64); return v }
-		out = append(out, netDev{name: strings.TrimSpace(name), rxBytes: n(0), rxErrors: n(2), txBytes: n(8), txErrs: n(10)})
-	}
-	return out, nil
+func (p procFS) netDevs() ([]hostproc.NetDev, error) {
+	return hostproc.NetDevs(filepath.Join(string(p), "net", "dev"))
 }
 
 // defaultInterface names the interface of the default route, the one the

@@ -1,7 +1,6 @@
 package runc
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/cgroups"
+	"github.com/runlet/runlet/internal/runtime/hostproc"
 )
 
 // Stats reads the containers' cgroups and network counters.
@@ -68,44 +68,20 @@ func readUint(path string) uint64 {
 	return v
 }
 
-// statValue is one "key value" line of a cgroup stat file.
+// statValue is one "key value" line of a cgroup stat file; 0 if absent.
 func statValue(path, key string) uint64 {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if k, v, ok := strings.Cut(s.Text(), " "); ok && k == key {
-			n, _ := strconv.ParseUint(v, 10, 64)
-			return n
-		}
-	}
-	return 0
+	kv, _ := hostproc.KeyValues(path)
+	return kv[key]
 }
 
 // netCounters sums the pod's interfaces but loopback, as the process sees
 // them.
 func netCounters(pid int) (rx, tx uint64) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/net/dev", pid))
-	if err != nil {
-		return 0, 0
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		name, rest, ok := strings.Cut(s.Text(), ":")
-		if !ok || strings.TrimSpace(name) == "lo" {
-			continue
+	devs, _ := hostproc.NetDevs(fmt.Sprintf("/proc/%d/net/dev", pid))
+	for _, d := range devs {
+		if d.Name != "lo" {
+			rx, tx = rx+d.RxBytes, tx+d.TxBytes
 		}
-		fields := strings.Fields(rest)
-		if len(fields) < 9 {
-			continue
-		}
-		r, _ := strconv.ParseUint(fields[0], 10, 64)
-		t, _ := strconv.ParseUint(fields[8], 10, 64)
-		rx, tx = rx+r, tx+t
 	}
 	return rx, tx
 }

@@ -1,0 +1,62 @@
+package hostproc
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// KeyValues parses a file of "key value [unit]" or "key: value kB" lines
+// (/proc/meminfo, /proc/vmstat, a cgroup's memory.stat or cpu.stat); kB
+// values are returned in bytes.
+func KeyValues(path string) (map[string]uint64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]uint64{}
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		fields := strings.Fields(s.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		v, err := strconv.ParseUint(fields[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		if len(fields) == 3 && fields[2] == "kB" {
+			v *= 1024
+		}
+		out[strings.TrimSuffix(fields[0], ":")] = v
+	}
+	return out, s.Err()
+}
+
+// NetDev is one interface's counters from a net/dev file.
+type NetDev struct {
+	Name                               string
+	RxBytes, RxErrors, TxBytes, TxErrs uint64
+}
+
+// NetDevs reads a net/dev file: /proc/net/dev for runlet's network,
+// /proc/<pid>/net/dev for a process's.
+func NetDevs(path string) ([]NetDev, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []NetDev
+	for _, line := range strings.Split(string(b), "\n") {
+		name, rest, ok := strings.Cut(line, ":")
+		f := strings.Fields(rest)
+		if !ok || len(f) < 11 || strings.Contains(name, "|") {
+			continue
+		}
+		n := func(i int) uint64 { v, _ := strconv.ParseUint(f[i], 10, 64); return v }
+		out = append(out, NetDev{Name: strings.TrimSpace(name), RxBytes: n(0), RxErrors: n(2), TxBytes: n(8), TxErrs: n(10)})
+	}
+	return out, nil
+}
