@@ -53,8 +53,10 @@ type Backend struct {
 	info       runtime.HostInfo
 	ooms       *hostproc.OOMRecorder
 	events     *broadcaster
-	watchOnce  sync.Once
-	watchErr   error
+	// exits holds each container's exit once read (ID → runtime.ContainerExit).
+	exits     sync.Map
+	watchOnce sync.Once
+	watchErr  error
 	// ctx ends with Close: the exit watch's life.
 	ctx    context.Context
 	cancel context.CancelFunc

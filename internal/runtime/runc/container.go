@@ -204,5 +204,6 @@ func (b *Backend) removeBundle(rec *containerRecord) error {
 		}
 	}
 	_ = os.Remove(filepath.Join(b.exitDir(), rec.ID))
+	b.exits.Delete(rec.ID)
 	return os.RemoveAll(bundle)
 }

@@ -95,6 +95,10 @@ func (b *Backend) containerOf(rec *containerRecord) runtime.Container {
 // kill its cgroup counted, and keeps the OOM mark in the bundle so that it
 // outlives the cgroup.
 func (b *Backend) exitOf(rec *containerRecord) (runtime.ContainerExit, bool) {
+	// An exit, once seen, never changes: every relist after it costs no I/O.
+	if seen, ok := b.exits.Load(rec.ID); ok {
+		return seen.(runtime.ContainerExit), true
+	}
 	ex, err := conmon.ReadExit(filepath.Join(b.exitDir(), rec.ID))
 	if err != nil {
 		return runtime.ContainerExit{}, false
@@ -107,7 +111,9 @@ func (b *Backend) exitOf(rec *containerRecord) (runtime.ContainerExit, bool) {
 			conmon.MarkOOM(bundle)
 		}
 	}
-	return runtime.ContainerExit{ExitCode: ex.Code, FinishedAt: ex.FinishedAt, OOMKilled: oom}, true
+	exit := runtime.ContainerExit{ExitCode: ex.Code, FinishedAt: ex.FinishedAt, OOMKilled: oom}
+	b.exits.Store(rec.ID, exit)
+	return exit, true
 }
 
 // learnRunning tells the OOM recorder where the running containers'
