@@ -25,12 +25,8 @@ func (b *Backend) StopContainer(ctx context.Context, id string, grace time.Durat
 	if b.ended(rec) {
 		return nil
 	}
-	sig := unix.SIGTERM
-	if n := hostproc.SignalNumber(rec.StopSignal); rec.StopSignal != "" && n > 0 {
-		sig = unix.Signal(n)
-	}
 	if grace > 0 {
-		if err := b.signal(ctx, rec.ID, sig, false); err != nil && !b.ended(rec) {
+		if err := b.signal(ctx, rec.ID, stopSignal(rec), false); err != nil && !b.ended(rec) {
 			return fmt.Errorf("container %s: %w", rec.Config.Name, err)
 		}
 		if b.waitEnded(ctx, rec, grace) {
@@ -84,9 +80,13 @@ func (b *Backend) StopSignalLost(_ context.Context, id string) bool {
 	if err != nil || !rec.Init.Alive() {
 		return false
 	}
-	sig := int(unix.SIGTERM)
+	return hostproc.InitDropsSignal(rec.Init.PID, id, int(stopSignal(rec)))
+}
+
+// stopSignal is the image's stop signal, else SIGTERM.
+func stopSignal(rec *containerRecord) unix.Signal {
 	if n := hostproc.SignalNumber(rec.StopSignal); rec.StopSignal != "" && n > 0 {
-		sig = n
+		return unix.Signal(n)
 	}
-	return hostproc.InitDropsSignal(rec.Init.PID, id, sig)
+	return unix.SIGTERM
 }

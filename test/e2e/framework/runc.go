@@ -1,11 +1,11 @@
 package framework
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -78,23 +78,18 @@ func removeRuncLeftovers(root string) (n int) {
 // pausePID reads the pause process's PID from a sandbox record, if that
 // process is still a pause process.
 func pausePID(record string) int {
+	var rec struct {
+		Pause struct {
+			PID int `json:"pid"`
+		} `json:"pause"`
+	}
 	data, err := os.ReadFile(record)
-	if err != nil {
+	if err != nil || json.Unmarshal(data, &rec) != nil || rec.Pause.PID <= 0 {
 		return 0
 	}
-	i := strings.Index(string(data), `"pid":`)
-	if i < 0 {
-		return 0
-	}
-	rest := string(data[i+6:])
-	end := strings.IndexAny(rest, ",}")
-	pid, err := strconv.Atoi(strings.TrimSpace(rest[:end]))
-	if err != nil {
-		return 0
-	}
-	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", rec.Pause.PID))
 	if !strings.HasPrefix(string(cmdline), "runlet-pause") {
 		return 0
 	}
-	return pid
+	return rec.Pause.PID
 }
