@@ -55,7 +55,7 @@ func (b *Backend) setUpSandbox(rec *sandboxRecord, dir string) error {
 	if !ns.UTS {
 		hostname = ""
 	}
-	p, err := pause.Start(ns, hostname)
+	p, err := pause.Start(pause.Config{Namespaces: ns, Hostname: hostname, CgroupProcs: b.podCgroupProcs(rec.CgroupParent)})
 	if err != nil {
 		return err
 	}
@@ -89,6 +89,25 @@ func (b *Backend) makePodCgroup(parent string, r runtime.Resources) error {
 		return fmt.Errorf("setting the pod's process limit: %w", err)
 	}
 	return nil
+}
+
+// podCgroupProcs are the cgroup.procs files of the pod's cgroup where it
+// has one: the CPU and memory hierarchies (cgroup v1), or its one cgroup
+// (v2). The pause process joins them, as the kubelet's pause container
+// runs in the pod cgroup; on v1 it stays out of the pids hierarchy, whose
+// limit counts its runtime's threads where the kubelet's pause has one.
+func (b *Backend) podCgroupProcs(parent string) []string {
+	dirs := []string{filepath.Join(cgroups.Root, parent)}
+	if !b.host.Cgroups.V2 {
+		dirs = []string{filepath.Join(cgroups.Root, "cpu", parent), filepath.Join(cgroups.Root, "memory", parent)}
+	}
+	var out []string
+	for _, d := range dirs {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			out = append(out, filepath.Join(d, "cgroup.procs"))
+		}
+	}
+	return out
 }
 
 // ensurePodCgroup makes the pod cgroup in the hierarchies its limits are in.

@@ -12,9 +12,12 @@
 package pause
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,12 +29,13 @@ import (
 // Arg0 marks a process started as a pod's pause process.
 const Arg0 = "runlet-pause"
 
-// envHostname carries the pod's hostname to the pause process, and
+// envHostname carries the pod's hostname to the pause process,
 // envLoopback asks it to bring up the loopback of a network namespace of
-// its own.
+// its own, and envCgroups lists the cgroup.procs files it joins first.
 const (
 	envHostname = "RUNLET_PAUSE_HOSTNAME"
 	envLoopback = "RUNLET_PAUSE_LOOPBACK"
+	envCgroups  = "RUNLET_PAUSE_CGROUPS"
 )
 
 // readyTimeout bounds the pause process's start, which on a loaded host
@@ -40,6 +44,9 @@ const readyTimeout = 10 * time.Second
 
 func init() {
 	if len(os.Args) > 0 && os.Args[0] == Arg0 {
+		if os.Getenv(envCgroups) != "" {
+			os.Exit(joinCgroups())
+		}
 		os.Exit(run())
 	}
 }
@@ -50,18 +57,35 @@ type Namespaces struct {
 	Net, IPC, UTS, PID bool
 }
 
-// Start starts a pause process with new namespaces ns, naming a new UTS
-// namespace hostname, and returns its PID and start time (Identity).
-func Start(ns Namespaces, hostname string) (Process, error) {
+// Config is what a pause process starts with.
+type Config struct {
+	Namespaces
+	// Hostname names a new UTS namespace.
+	Hostname string
+	// CgroupProcs are the cgroup.procs files of the pod's cgroups. The
+	// process joins them and then executes itself anew, so that all of its
+	// memory is charged to the pod, as the kubelet's pause container's is:
+	// a pod whose limits cannot hold it fails to get a sandbox.
+	CgroupProcs []string
+}
+
+// Start starts a pause process as cfg says and returns its PID and start
+// time (Identity).
+func Start(cfg Config) (Process, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return Process{}, fmt.Errorf("finding runlet's binary for the pause process: %w", err)
 	}
+	ns, hostname := cfg.Namespaces, cfg.Hostname
 	cmd := exec.Command(self)
 	cmd.Args = []string{Arg0}
-	cmd.Env = []string{envHostname + "=" + hostname, "PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
+	// One P: fewer threads for the pod's process count.
+	cmd.Env = []string{envHostname + "=" + hostname, "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "GOMAXPROCS=1"}
 	if ns.Net {
 		cmd.Env = append(cmd.Env, envLoopback+"=1")
+	}
+	if len(cfg.CgroupProcs) > 0 {
+		cmd.Env = append(cmd.Env, envCgroups+"="+strings.Join(cfg.CgroupProcs, ":"))
 	}
 	cmd.Dir = "/"
 	var flags uintptr
@@ -88,20 +112,40 @@ func Start(ns Namespaces, hostname string) (Process, error) {
 		return Process{}, fmt.Errorf("starting the pause process: %w", err)
 	}
 	// Reaped here while runlet lives; after a restart, by init.
-	go func() { _ = cmd.Wait() }()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	p := Process{PID: cmd.Process.Pid}
-	if p.StartTime, err = startTime(p.PID); err != nil {
-		_ = cmd.Process.Kill()
-		return Process{}, fmt.Errorf("the pause process ended at once: %w", err)
-	}
 	// It writes a byte once the pod is named: a container that joins its
-	// UTS namespace sees the pod's name.
+	// UTS namespace sees the pod's name. A failure writes why instead.
 	_ = ready.SetReadDeadline(time.Now().Add(readyTimeout))
-	if n, _ := ready.Read(make([]byte, 1)); n != 1 {
-		_ = cmd.Process.Kill()
-		return Process{}, fmt.Errorf("the pause process did not set up the pod's namespaces (hostname %q or loopback refused, or no answer within %v)", hostname, readyTimeout)
+	answer, _ := io.ReadAll(io.LimitReader(ready, 512))
+	if len(answer) == 1 && answer[0] == 1 {
+		// Its identity now: the cgroups' exec is behind it.
+		if p.StartTime, err = startTime(p.PID); err == nil {
+			return p, nil
+		}
 	}
-	return p, nil
+	_ = cmd.Process.Kill()
+	return Process{}, startError(cfg, string(answer), exited)
+}
+
+// startError says why a pause process did not come up.
+func startError(cfg Config, answer string, exited <-chan error) error {
+	if len(answer) > 1 {
+		return errors.New("the pause process: " + answer)
+	}
+	var err error
+	select {
+	case err = <-exited:
+	case <-time.After(time.Second):
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && len(cfg.CgroupProcs) > 0 {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			return fmt.Errorf("the pause process was killed in the pod's cgroup %s: its memory limit is too low for the sandbox", filepath.Dir(cfg.CgroupProcs[0]))
+		}
+	}
+	return fmt.Errorf("the pause process did not set up the pod's namespaces (hostname %q or loopback refused, or no answer within %v): %v", cfg.Hostname, readyTimeout, err)
 }
 
 // Process is a process known by PID and start time, so that a PID reused

@@ -2,6 +2,7 @@ package pause
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,7 +13,7 @@ func TestPauseHoldsNamespaces(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("new namespaces need root")
 	}
-	p, err := Start(Namespaces{Net: true, IPC: true, UTS: true, PID: true}, "pod-a")
+	p, err := Start(Config{Namespaces: Namespaces{Net: true, IPC: true, UTS: true, PID: true}, Hostname: "pod-a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestPauseHoldsNamespaces(t *testing.T) {
 }
 
 func TestHostNamespaces(t *testing.T) {
-	p, err := Start(Namespaces{}, "")
+	p, err := Start(Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,5 +60,49 @@ func TestReusedPIDIsNotAlive(t *testing.T) {
 	p := Process{PID: os.Getpid(), StartTime: 1}
 	if p.Alive() {
 		t.Error("a process with another start time is taken for the pause process")
+	}
+}
+
+// memoryCgroup makes a v1 memory cgroup of the test's own with limit, or
+// skips where there is none to make.
+func memoryCgroup(t *testing.T, limit string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("cgroups need root")
+	}
+	dir := filepath.Join("/sys/fs/cgroup/memory", "runlet-pause-test-"+strconv.Itoa(os.Getpid())+"-"+strings.ReplaceAll(t.Name(), "/", "-"))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("no cgroup v1 memory hierarchy here: %v", err)
+	}
+	t.Cleanup(func() { _ = os.Remove(dir) })
+	if err := os.WriteFile(filepath.Join(dir, "memory.limit_in_bytes"), []byte(limit), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestPauseRunsInThePodCgroup(t *testing.T) {
+	dir := memoryCgroup(t, "64M")
+	p, err := Start(Config{Namespaces: Namespaces{UTS: true}, Hostname: "pod-b", CgroupProcs: []string{filepath.Join(dir, "cgroup.procs")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Kill(5 * time.Second) })
+	procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if strings.TrimSpace(string(procs)) != strconv.Itoa(p.PID) {
+		t.Errorf("cgroup.procs %q; want the pause process %d alone", procs, p.PID)
+	}
+	// Its image was made there: the cgroup holds its memory.
+	usage, _ := os.ReadFile(filepath.Join(dir, "memory.usage_in_bytes"))
+	if n, _ := strconv.Atoi(strings.TrimSpace(string(usage))); n < 256<<10 {
+		t.Errorf("memory.usage_in_bytes %q; want the pause process's memory charged to its cgroup", usage)
+	}
+}
+
+func TestPauseBeyondThePodsMemoryLimit(t *testing.T) {
+	dir := memoryCgroup(t, "4096")
+	_, err := Start(Config{CgroupProcs: []string{filepath.Join(dir, "cgroup.procs")}})
+	if err == nil || !strings.Contains(err.Error(), "memory limit is too low") || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("Start in a cgroup limited to 4 KiB: %v; want the cgroup and its memory limit named", err)
 	}
 }

@@ -3,11 +3,28 @@ package pause
 import (
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/runlet/runlet/internal/netns"
 
 	"golang.org/x/sys/unix"
 )
+
+// joinCgroups moves the starting pause process into the pod's cgroups and
+// executes it again there, without the list: the new image's memory is all
+// charged to the pod. A failure is written to the starter's pipe.
+func joinCgroups() int {
+	for _, procs := range strings.Split(os.Getenv(envCgroups), ":") {
+		if err := os.WriteFile(procs, []byte("0"), 0o644); err != nil {
+			_, _ = os.NewFile(3, "ready").WriteString("joining the pod's cgroup: " + err.Error())
+			return 1
+		}
+	}
+	_ = os.Unsetenv(envCgroups)
+	err := unix.Exec("/proc/self/exe", []string{Arg0}, os.Environ())
+	_, _ = os.NewFile(3, "ready").WriteString("re-executing in the pod's cgroup: " + err.Error())
+	return 1
+}
 
 // run is the pause process: name the pod, then reap and wait until killed.
 func run() int {
