@@ -138,10 +138,7 @@ func podIsDone(pod *v1.Pod, ps *runtime.PodStatus) bool {
 // restart policy and rules, else the pod's (sidecars always do). A regular
 // init container that exited 0 is done.
 func shouldRestart(pod *v1.Pod, c *v1.Container, cur *runtime.Container) bool {
-	if cur.ExitCode == 0 && isInit(pod, c.Name) && !podutil.IsRestartableInitContainer(c) {
-		return false
-	}
-	return podutil.ContainerShouldRestart(*c, pod.Spec, int32(cur.ExitCode))
+	return podutil.ExitedContainerRestarts(pod, c, int32(cur.ExitCode))
 }
 
 func (m *Manager) syncContainer(ctx context.Context, pod *v1.Pod, c *v1.Container, sb *runtime.Sandbox, ps *runtime.PodStatus) (Result, error) {

@@ -114,3 +114,17 @@ func FindMatchingContainerRestartRule(container v1.Container, exitCode int32) (r
 	}
 	return v1.ContainerRestartRule{}, false
 }
+
+// ExitedContainerRestarts reports whether a container that exited with
+// exitCode runs again: by ContainerShouldRestart, except that a regular init
+// container that exited 0 is done.
+func ExitedContainerRestarts(pod *v1.Pod, c *v1.Container, exitCode int32) bool {
+	if exitCode == 0 && !IsRestartableInitContainer(c) {
+		for i := range pod.Spec.InitContainers {
+			if pod.Spec.InitContainers[i].Name == c.Name {
+				return false
+			}
+		}
+	}
+	return ContainerShouldRestart(*c, pod.Spec, exitCode)
+}

@@ -183,6 +183,10 @@ const (
 	ContainerUnknown ContainerState = "Unknown"
 )
 
+// ReasonStartError is the end of a container whose process could not be
+// started, as containerd's CRI reports it (with exit code 128).
+const ReasonStartError = "StartError"
+
 // Container is one container as the backend reports it.
 type Container struct {
 	ID                         string
@@ -196,10 +200,14 @@ type Container struct {
 	ExitCode                   int
 	OOMKilled                  bool
 	Error                      string
-	CreatedAt                  time.Time
-	StartedAt                  time.Time
-	FinishedAt                 time.Time
-	Labels                     map[string]string
+	// Reason names an end the backend knows more of than its exit code:
+	// ReasonStartError for a process that never ran. Empty: the core
+	// derives the reason from the exit.
+	Reason     string
+	CreatedAt  time.Time
+	StartedAt  time.Time
+	FinishedAt time.Time
+	Labels     map[string]string
 }
 
 // Event is a hint that something changed for a pod: the core re-lists the

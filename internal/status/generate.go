@@ -3,6 +3,7 @@
 package status
 
 import (
+	"github.com/runlet/runlet/internal/podutil"
 	"github.com/runlet/runlet/internal/qos"
 	"github.com/runlet/runlet/internal/runtime"
 	v1 "k8s.io/api/core/v1"
@@ -136,9 +137,10 @@ func containerStatus(in Input, spec v1.Container, waitReason string) v1.Containe
 	if prev != nil && prev.State == runtime.ContainerExited {
 		cs.LastTerminationState.Terminated = terminated(in, prev)
 	}
-	if hasWaiting && cur.State != runtime.ContainerRunning {
+	if hasWaiting && cur.State != runtime.ContainerRunning && !(cur.State == runtime.ContainerExited && !podutil.ExitedContainerRestarts(in.Pod, &spec, int32(cur.ExitCode))) {
 		// The container exited and waits to be restarted (or failed to be):
-		// report the exit as the last state, as the kubelet does.
+		// report the exit as the last state, as the kubelet does. One that
+		// will not run again keeps its exit, whatever its last start said.
 		if cs.State.Terminated != nil {
 			cs.LastTerminationState.Terminated = cs.State.Terminated
 			cs.State.Terminated = nil
@@ -160,6 +162,8 @@ func terminated(in Input, c *runtime.Container) *v1.ContainerStateTerminated {
 	switch {
 	case c.OOMKilled:
 		t.Reason = "OOMKilled"
+	case c.Reason != "":
+		t.Reason = c.Reason
 	case c.ExitCode != 0 || c.Error != "":
 		t.Reason = "Error"
 	}

@@ -106,6 +106,25 @@ func TestGeneratePhase(t *testing.T) {
 		{name: "image pull", pod: testPod(always, "c"), ps: podStatus(),
 			waiting: map[string]Waiting{"c": {Reason: "ErrImagePull", Message: "not found"}}, want: v1.PodPending,
 			check: waitingReason("ErrImagePull")},
+		// A start that failed (RunContainerError) of a container that will
+		// not run again: its end stays, as the kubelet keeps it.
+		{name: "start failed never", pod: testPod(never, "c"), ps: func() *runtime.PodStatus {
+			c := exited("id1", "c", 0, 128)
+			c.Reason, c.Error = runtime.ReasonStartError, "exec: no such file"
+			return podStatus(c)
+		}(), waiting: map[string]Waiting{"c": {Reason: "RunContainerError", Message: "exec: no such file"}},
+			want: v1.PodFailed, check: terminatedWith(128, "StartError")},
+		{name: "start failed always", pod: testPod(always, "c"), ps: func() *runtime.PodStatus {
+			c := exited("id1", "c", 0, 128)
+			c.Reason = runtime.ReasonStartError
+			return podStatus(c)
+		}(), waiting: map[string]Waiting{"c": {Reason: "RunContainerError"}}, want: v1.PodRunning,
+			check: func(t *testing.T, cs v1.ContainerStatus) {
+				if last := cs.LastTerminationState.Terminated; cs.State.Waiting == nil || cs.State.Waiting.Reason != "RunContainerError" ||
+					last == nil || last.Reason != "StartError" {
+					t.Errorf("status = %+v; want waiting RunContainerError after a StartError", cs)
+				}
+			}},
 		{name: "oom", pod: testPod(never, "c"), ps: func() *runtime.PodStatus {
 			c := exited("id1", "c", 0, 137)
 			c.OOMKilled = true

@@ -72,6 +72,7 @@ func (b *Backend) containerOf(rec *containerRecord) runtime.Container {
 		CreatedAt: rec.CreatedAt, StartedAt: rec.StartedAt, Labels: cfg.Labels}
 	if rec.StartError != "" {
 		c.State, c.ExitCode, c.FinishedAt, c.Error = runtime.ContainerExited, startFailedCode, rec.StartedAt, rec.StartError
+		c.Reason = runtime.ReasonStartError
 		return c
 	}
 	if exit, ok := b.exitOf(rec); ok {
