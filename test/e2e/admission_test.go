@@ -31,8 +31,8 @@ func TestPodOSRejection(t *testing.T) {
 		framework.Eventually(t, 30*time.Second, "event "+reason, func() (bool, error) {
 			return hasEvent(t, ns, pod.Name, reason, "doesn't match"), nil
 		})
-		if cs := framework.PodContainers(t, created.UID); len(cs) != 0 {
-			t.Errorf("%s: rejected pod has %d podman containers", pod.Name, len(cs))
+		if sbs, cs := framework.Sandboxes(t, created.UID), framework.Containers(t, created.UID); len(sbs)+len(cs) != 0 {
+			t.Errorf("%s: rejected pod has %d sandboxes and %d containers in the backend", pod.Name, len(sbs), len(cs))
 		}
 	}
 }

@@ -283,11 +283,16 @@ func (b *badInput) runHTTPSteps(t *testing.T, rl *framework.Runlet, s *stepServe
 // own, a condition's or a container's; "Running" for a pod that runs), and
 // an event about the pod with its reason and a piece of its message.
 type answer struct {
+	// status is a reason the pod's status must show; "a|b": either.
 	status      string
 	event, text string
 	// previousLog, if set, is in the log of the container's last run.
 	previousLog string
 }
+
+// startFailed is what the kubelet's status says of a process that could
+// not start.
+const startFailed = "RunContainerError|StartError"
 
 func crashLoop(logged string) answer {
 	return answer{status: "CrashLoopBackOff", event: "BackOff", text: "Back-off restarting failed container main", previousLog: logged}
@@ -356,10 +361,12 @@ func waitAnswer(t *testing.T, p *v1.Pod, want answer) {
 	})
 }
 
-func hasReason(p *v1.Pod, r string) bool {
+func hasReason(p *v1.Pod, want string) bool {
 	for _, have := range reasons(p) {
-		if have == r {
-			return true
+		for _, r := range strings.Split(want, "|") {
+			if have == r {
+				return true
+			}
 		}
 	}
 	return false
@@ -618,14 +625,17 @@ func podCases() []podCase {
 			p.Spec.Containers[0].Env = []v1.EnvVar{{Name: "ESCAPE", Value: "../../../../etc"}}
 		}, want: answer{status: "CreateContainerConfigError", event: "Failed", text: ".."}},
 
-		// Commands and directories.
+		// Commands and directories. A process that cannot start: podman
+		// keeps the container created, and the kubelet shows the failed
+		// start (RunContainerError), as on CRI-O; the runc backend ends it
+		// with StartError and exit 128, as containerd does.
 		{name: "command that does not exist", pod: func(p *v1.Pod, _ *badInput) { p.Spec.Containers[0].Command = []string{"/no/such/binary"} },
-			want: answer{status: "RunContainerError", event: "Failed", text: "/no/such/binary"}},
+			want: answer{status: startFailed, event: "Failed", text: "/no/such/binary"}},
 		{name: "command that does not exist, restartPolicy Never", pod: func(p *v1.Pod, _ *badInput) {
 			p.Spec.Containers[0].Command, p.Spec.RestartPolicy = []string{"/no/such/binary"}, v1.RestartPolicyNever
-		}, want: answer{status: "RunContainerError", event: "Failed", text: "/no/such/binary"}},
+		}, want: answer{status: startFailed, event: "Failed", text: "/no/such/binary"}},
 		{name: "workingDir that is a file", pod: func(p *v1.Pod, _ *badInput) { p.Spec.Containers[0].WorkingDir = "/etc/passwd" },
-			want: answer{status: "RunContainerError", event: "Failed", text: "not a directory"}},
+			want: answer{status: startFailed, event: "Failed", text: "not a directory"}},
 
 		// Pods the node must refuse.
 		{name: "node selector the node does not match", pod: bound(func(p *v1.Pod, _ *badInput) {

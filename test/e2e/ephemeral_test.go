@@ -43,16 +43,16 @@ func TestEphemeralContainers(t *testing.T) {
 		t.Errorf("ephemeral container once: %+v, want terminated with 3 and never restarted", once)
 	}
 	n := 0
-	for _, c := range framework.PodContainers(t, p.UID) {
-		if c.Labels["io.runlet.container.name"] == "once" {
+	for _, c := range framework.Containers(t, p.UID) {
+		if c.Name() == "once" {
 			n++
 		}
 	}
 	if n != 1 {
-		t.Errorf("%d podman containers for ephemeral container once, want 1 (never restarted)", n)
+		t.Errorf("%d backend containers for ephemeral container once, want 1 (never restarted)", n)
 	}
-	if dbg := ephemeralStatus(p, "debugger"); dbg.Ready || !strings.HasPrefix(dbg.ContainerID, "podman://") {
-		t.Errorf("ephemeral container debugger: %+v, want a podman container, not ready", dbg)
+	if dbg := ephemeralStatus(p, "debugger"); dbg.Ready || !strings.HasPrefix(dbg.ContainerID, framework.RuntimePrefix()) {
+		t.Errorf("ephemeral container debugger: %+v, want a %s container, not ready", dbg, framework.RuntimePrefix())
 	}
 	if got, was := p.Status.ContainerStatuses[0], before.Status.ContainerStatuses[0]; got.ContainerID != was.ContainerID || got.RestartCount != 0 {
 		t.Errorf("main container changed: %s (restarts %d), was %s", got.ContainerID, got.RestartCount, was.ContainerID)

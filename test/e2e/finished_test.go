@@ -24,7 +24,7 @@ func TestFinishedPodSurvivesRestart(t *testing.T) {
 	rl.Kill()
 	rl.Start()
 	time.Sleep(10 * time.Second) // a few housekeeping rounds after the sources were seen
-	if n := len(framework.PodContainers(t, created.UID)); n == 0 {
+	if n := len(framework.Containers(t, created.UID)); n == 0 {
 		t.Fatalf("the finished pod's container was removed after the restart")
 	}
 	if out := framework.Kubectl(t, "logs", "-n", ns, pod.Name); !strings.Contains(out, "job-output") {
@@ -37,7 +37,7 @@ func TestFinishedPodSurvivesRestart(t *testing.T) {
 
 	framework.DeletePod(t, ns, pod.Name, nil)
 	framework.WaitForPodGone(t, ns, pod.Name, 60*time.Second)
-	framework.Eventually(t, 60*time.Second, "the deleted pod's podman objects removed", func() (bool, error) {
-		return len(framework.PodmanPods(t, created.UID)) == 0, nil
+	framework.Eventually(t, 60*time.Second, "the deleted pod's backend objects removed", func() (bool, error) {
+		return len(framework.Sandboxes(t, created.UID)) == 0, nil
 	})
 }

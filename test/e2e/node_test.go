@@ -45,8 +45,8 @@ func TestNodeRegistersReady(t *testing.T) {
 	if q := n.Status.Capacity[v1.ResourcePods]; q.Value() != 110 {
 		t.Errorf("capacity pods = %d, want the --max-pods default 110", q.Value())
 	}
-	if got := n.Status.NodeInfo.ContainerRuntimeVersion; !strings.HasPrefix(got, "podman://") || len(got) <= len("podman://") {
-		t.Errorf("containerRuntimeVersion = %q, want podman://<version>", got)
+	if got, want := n.Status.NodeInfo.ContainerRuntimeVersion, framework.RuntimePrefix(); !strings.HasPrefix(got, want) || len(got) <= len(want) {
+		t.Errorf("containerRuntimeVersion = %q, want %s<version>", got, want)
 	}
 	if n.Status.NodeInfo.KernelVersion == "" || n.Status.NodeInfo.OperatingSystem != "linux" {
 		t.Errorf("nodeInfo incomplete: %+v", n.Status.NodeInfo)
@@ -146,12 +146,12 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 		t.Fatalf("runlet exited %d on SIGTERM, want 0", code)
 	}
 	running := 0
-	for _, c := range framework.PodContainers(t, pod.UID) {
-		if !c.IsInfra && c.State == "running" {
+	for _, c := range framework.Containers(t, pod.UID) {
+		if c.Running {
 			running++
 		}
 	}
 	if running != 1 {
-		t.Fatalf("after runlet stopped, %d containers of the pod run in podman, want 1", running)
+		t.Fatalf("after runlet stopped, %d containers of the pod run in the backend, want 1", running)
 	}
 }

@@ -44,18 +44,18 @@ func testRunning(t *testing.T, node, ns string) {
 		}
 	}
 	cs := got.Status.ContainerStatuses
-	if len(cs) != 1 || cs[0].State.Running == nil || !strings.HasPrefix(cs[0].ContainerID, "podman://") || cs[0].ImageID == "" {
+	if len(cs) != 1 || cs[0].State.Running == nil || !strings.HasPrefix(cs[0].ContainerID, framework.RuntimePrefix()) || cs[0].ImageID == "" {
 		t.Fatalf("container status: %+v", cs)
 	}
-	id := strings.TrimPrefix(cs[0].ContainerID, "podman://")
+	id := strings.TrimPrefix(cs[0].ContainerID, framework.RuntimePrefix())
 	var found bool
-	for _, c := range framework.PodContainers(t, created.UID) {
+	for _, c := range framework.Containers(t, created.UID) {
 		if c.ID == id {
-			found = c.State == "running"
+			found = c.Running
 		}
 	}
 	if !found {
-		t.Fatalf("container %s is not running in podman", id)
+		t.Fatalf("container %s is not running in the backend", id)
 	}
 }
 
@@ -239,7 +239,7 @@ func testDelete(t *testing.T, node, ns string) {
 	framework.WaitForPodPhase(t, ns, pod.Name, v1.PodRunning, 90*time.Second)
 	framework.DeletePod(t, ns, pod.Name, nil)
 	framework.WaitForPodGone(t, ns, pod.Name, 60*time.Second)
-	framework.Eventually(t, 30*time.Second, "podman pod removed", func() (bool, error) {
-		return len(framework.PodmanPods(t, created.UID)) == 0 && len(framework.PodContainers(t, created.UID)) == 0, nil
+	framework.Eventually(t, 30*time.Second, "the backend's sandbox removed", func() (bool, error) {
+		return len(framework.Sandboxes(t, created.UID)) == 0 && len(framework.Containers(t, created.UID)) == 0, nil
 	})
 }

@@ -83,7 +83,7 @@ func TestReadoptionAfterSIGKILL(t *testing.T) {
 	rl.Start()
 
 	framework.Eventually(t, 60*time.Second, "the pod deleted while runlet was down is cleaned up", func() (bool, error) {
-		return len(framework.PodmanPods(t, gone.UID)) == 0, nil
+		return len(framework.Sandboxes(t, gone.UID)) == 0, nil
 	})
 	time.Sleep(5 * time.Second) // let a few relists and syncs pass
 	assertUnchanged(t, ns, before)

@@ -51,10 +51,10 @@ func TestPodReplacedWithSameName(t *testing.T) {
 	if p.UID == old.UID {
 		t.Fatalf("the API still shows the old pod")
 	}
-	framework.Eventually(t, 60*time.Second, "old pod's podman objects removed", func() (bool, error) {
-		return len(framework.PodmanPods(t, old.UID)) == 0, nil
+	framework.Eventually(t, 60*time.Second, "old pod's backend objects removed", func() (bool, error) {
+		return len(framework.Sandboxes(t, old.UID)) == 0, nil
 	})
-	if n := len(framework.PodmanPods(t, replacement.UID)); n != 1 {
-		t.Errorf("replacement has %d podman pods, want 1", n)
+	if n := len(framework.Sandboxes(t, replacement.UID)); n != 1 {
+		t.Errorf("replacement has %d sandboxes in the backend, want 1", n)
 	}
 }

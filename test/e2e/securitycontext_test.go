@@ -18,7 +18,8 @@ import (
 // securityContext field does on a runlet node with the defaults a user gets.
 func TestSecurityContext(t *testing.T) {
 	t.Parallel()
-	rl := framework.StartRunlet(t, framework.RunletOptions{})
+	numeric, named := userImages(t)
+	rl := framework.StartRunlet(t, framework.RunletOptions{Images: []string{numeric, named}})
 	ns := framework.Namespace(t)
 	node := rl.NodeName
 	t.Run("UserGroupsFSGroup", func(t *testing.T) { t.Parallel(); testIDs(t, node, ns) })
@@ -140,10 +141,8 @@ func testRunAsNonRoot(t *testing.T, node, ns string) {
 		framework.Eventually(t, 30*time.Second, "a Failed event with the kubelet's message", func() (bool, error) {
 			return hasEvent(t, ns, pod.Name, "Failed", "Error: "+want), nil
 		})
-		for _, c := range framework.PodContainers(t, created.UID) {
-			if !c.IsInfra {
-				t.Errorf("%s: container %v created; want none", tc.name, c.Names)
-			}
+		for _, c := range framework.Containers(t, created.UID) {
+			t.Errorf("%s: container %s created; want none", tc.name, c.Name())
 		}
 	}
 }
@@ -269,8 +268,8 @@ func testSysctls(t *testing.T, node, ns string) {
 	framework.Eventually(t, 30*time.Second, "a SysctlForbidden event", func() (bool, error) {
 		return hasEvent(t, ns, unsafe.Name, "SysctlForbidden", `forbidden sysctl: "kernel.msgmax" not allowlisted`), nil
 	})
-	if n := len(framework.PodmanPods(t, created.UID)); n != 0 {
-		t.Errorf("a rejected pod got %d podman pods", n)
+	if n := len(framework.Sandboxes(t, created.UID)); n != 0 {
+		t.Errorf("a rejected pod got %d sandboxes in the backend", n)
 	}
 }
 

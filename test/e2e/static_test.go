@@ -80,8 +80,8 @@ func TestStaticPodFromFile(t *testing.T) {
 	}
 
 	staticUID := again.Annotations["kubernetes.io/config.mirror"]
-	if len(framework.PodmanPods(t, typesUID(staticUID))) == 0 {
-		t.Fatalf("no podman pod labelled with the static pod's UID %s", staticUID)
+	if len(framework.Sandboxes(t, typesUID(staticUID))) == 0 {
+		t.Fatalf("no sandbox in the backend labelled with the static pod's UID %s", staticUID)
 	}
 	if err := os.Remove(filepath.Join(dir, "web.yaml")); err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestStaticPodFromFile(t *testing.T) {
 	framework.Eventually(t, 90*time.Second, "mirror pod and containers gone", func() (bool, error) {
 		_, err := pods.Get(context.Background(), name, metav1.GetOptions{})
 		gone := apierrors.IsNotFound(err)
-		return gone && len(framework.PodmanPods(t, typesUID(staticUID))) == 0, nil
+		return gone && len(framework.Sandboxes(t, typesUID(staticUID))) == 0, nil
 	})
 }
 

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
@@ -100,8 +98,8 @@ func testActiveDeadline(t *testing.T, node, ns string) {
 		if got.Status.Reason != "DeadlineExceeded" || got.Status.Message != "Pod was active on the node longer than the specified deadline" {
 			t.Errorf("%s: reason %q message %q", p.Name, got.Status.Reason, got.Status.Message)
 		}
-		for _, pc := range framework.PodContainers(t, p.UID) {
-			if !pc.IsInfra && pc.State == "running" {
+		for _, pc := range framework.Containers(t, p.UID) {
+			if pc.Running {
 				t.Errorf("%s: container %s still running", p.Name, pc.ID)
 			}
 		}
@@ -128,8 +126,8 @@ func testPromptDeletion(t *testing.T, node, ns string) {
 	}
 	framework.DeletePod(t, ns, pod.Name, nil)
 	framework.WaitForPodGone(t, ns, pod.Name, graceWindow)
-	framework.Eventually(t, 30*time.Second, "podman objects removed", func() (bool, error) {
-		return len(framework.PodmanPods(t, created.UID)) == 0 && len(framework.PodContainers(t, created.UID)) == 0, nil
+	framework.Eventually(t, 30*time.Second, "the backend's objects removed", func() (bool, error) {
+		return len(framework.Sandboxes(t, created.UID)) == 0 && len(framework.Containers(t, created.UID)) == 0, nil
 	})
 }
 
@@ -139,13 +137,12 @@ func testIgnoredSIGTERM(t *testing.T, node, ns string) {
 	pod := defaultGrace(framework.PodFor(node, ns, "stubborn", framework.Busybox("c", "sleep", "3600")))
 	created := framework.CreatePod(t, pod)
 	framework.WaitForPodPhase(t, ns, pod.Name, v1.PodRunning, 90*time.Second)
-	since := time.Now()
+	exits := framework.RecordExits(t, created.UID)
 	framework.DeletePod(t, ns, pod.Name, nil)
 	time.Sleep(graceWindow)
 	running := 0
-	for _, c := range framework.PodContainers(t, created.UID) {
-		// podman says "stopping" while its stop waits out the grace period
-		if !c.IsInfra && (c.State == "running" || c.State == "stopping") {
+	for _, c := range framework.Containers(t, created.UID) {
+		if c.Running {
 			running++
 		}
 	}
@@ -156,7 +153,7 @@ func testIgnoredSIGTERM(t *testing.T, node, ns string) {
 		t.Errorf("pod object gone while its container runs: %v", err)
 	}
 	framework.WaitForPodGone(t, ns, pod.Name, 60*time.Second)
-	if code := exitCodeOf(t, created.UID, since, "c"); code != 137 {
+	if code := exits.Code("c"); code != 137 {
 		t.Errorf("container exited %d; want 137 (SIGKILL at the end of the grace period)", code)
 	}
 }
@@ -170,41 +167,18 @@ func testForcedDeletion(t *testing.T, node, ns string) {
 		framework.Busybox("handler", onTerm("sleep 3600")...), framework.Busybox("plain", "sleep", "3600"))
 	created := framework.CreatePod(t, pod)
 	framework.WaitForPodPhase(t, ns, pod.Name, v1.PodRunning, 90*time.Second)
-	since := time.Now()
+	exits := framework.RecordExits(t, created.UID)
 	zero := int64(0)
 	framework.DeletePod(t, ns, pod.Name, &zero)
-	if code := exitCodeOf(t, created.UID, since, "handler"); code != 0 {
+	if code := exits.Code("handler"); code != 0 {
 		t.Errorf("container with a TERM handler exited %d; want 0 from its handler", code)
 	}
-	if code := exitCodeOf(t, created.UID, since, "plain"); code != 137 {
+	if code := exits.Code("plain"); code != 137 {
 		t.Errorf("container without a TERM handler exited %d; want 137 (SIGKILL)", code)
 	}
-	framework.Eventually(t, 30*time.Second, "podman objects removed", func() (bool, error) {
-		return len(framework.PodmanPods(t, created.UID)) == 0 && len(framework.PodContainers(t, created.UID)) == 0, nil
+	framework.Eventually(t, 30*time.Second, "the backend's objects removed", func() (bool, error) {
+		return len(framework.Sandboxes(t, created.UID)) == 0 && len(framework.Containers(t, created.UID)) == 0, nil
 	})
-}
-
-// exitCodeOf is the exit code podman reported for the pod's container name
-// since t. podman writes its events log asynchronously, so a died event
-// may show up a moment after the container is gone.
-func exitCodeOf(t *testing.T, uid types.UID, since time.Time, name string) int {
-	code, out := -1, ""
-	framework.Eventually(t, 20*time.Second, "the died event of "+name, func() (bool, error) {
-		out = framework.PodmanCLI(t, "events", "--stream=false", "--since", since.Format(time.RFC3339Nano),
-			"--filter", "event=died", "--filter", "label="+framework.LabelPodUID+"="+string(uid), "--format", "json")
-		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-			var e struct {
-				ContainerExitCode int               `json:"ContainerExitCode"`
-				Attributes        map[string]string `json:"Attributes"`
-			}
-			if json.Unmarshal([]byte(line), &e) == nil && e.Attributes["io.runlet.container.name"] == name {
-				code = e.ContainerExitCode
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	return code
 }
 
 // testRolloutRestart: `kubectl rollout restart` of a 2-replica Deployment

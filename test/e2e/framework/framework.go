@@ -58,10 +58,11 @@ const (
 	NodeSelectorValue = "virtual-kubelet"
 	TaintKey          = "virtual-kubelet.io/provider"
 	TaintValue        = "runlet"
-	// Labels runlet stamps on its podman objects (internal/runtime); LabelOwner is the node name.
-	LabelPodUID  = "io.runlet.pod.uid"
-	LabelManaged = "io.runlet.managed"
-	LabelOwner   = "io.runlet.owner"
+	// Labels runlet stamps on its backend objects (internal/runtime); LabelOwner is the node name.
+	LabelPodUID        = "io.runlet.pod.uid"
+	LabelManaged       = "io.runlet.managed"
+	LabelOwner         = "io.runlet.owner"
+	LabelContainerName = "io.runlet.container.name"
 	// DefaultPortBase is the first port base tried for the test control plane (`make run` uses 26000).
 	DefaultPortBase = 27000
 )

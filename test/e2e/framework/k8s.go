@@ -160,6 +160,7 @@ func DescribePod(ns, name string) string {
 			fmt.Fprintf(&b, "  container %s ready=%v restarts=%d state=%s last=%s\n",
 				cs.Name, cs.Ready, cs.RestartCount, containerState(cs.State), containerState(cs.LastTerminationState))
 		}
+		describeBackend(&b, p.UID)
 	}
 	evs, err := c.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("involvedObject.name", name).String(),

@@ -49,7 +49,15 @@ func loadRuncImages(t testing.TB, r *Runlet) {
 	if runcImagesErr != nil {
 		t.Fatalf("saving the test images for runc: %v", runcImagesErr)
 	}
-	out, err := exec.Command(r.Binary, "image", "load", "--root-dir", r.RootDir, runcImagesTar).CombinedOutput()
+	files := []string{runcImagesTar}
+	if len(r.opts.Images) > 0 {
+		extra := filepath.Join(t.TempDir(), "images.tar")
+		if _, err := PodmanCLIE(append([]string{"save", "--multi-image-archive", "--format", "docker-archive", "-o", extra}, r.opts.Images...)...); err != nil {
+			t.Fatalf("saving %v for runc: %v", r.opts.Images, err)
+		}
+		files = append(files, extra)
+	}
+	out, err := exec.Command(r.Binary, append([]string{"image", "load", "--root-dir", r.RootDir}, files...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("runlet image load: %v\n%s", err, out)
 	}

@@ -37,6 +37,7 @@ type RunletOptions struct {
 	LogLevel         string        // default: "debug"
 	PodmanSocket     string        // default: the framework's podman service (see Podman)
 	Runtime          string        // --runtime: default $RUNLET_E2E_RUNTIME, else podman; runc's store gets the test images
+	Images           []string      // more of podman's images for a runc runlet's store (podman's runlets share podman's)
 	AutoPodman       bool          // pass an empty --podman-socket: runlet finds or starts podman itself
 	RootDir          string        // default: a temp dir of the test
 	PodManifestPath  string        // --pod-manifest-path (static pods), default none
