@@ -40,6 +40,7 @@ type config struct {
 	secrets   int           // RUNLET_BENCH_SECRETS: unrelated Secrets for the memory figure; 0 skips it
 	cpuWindow time.Duration // RUNLET_BENCH_CPU_SECONDS: window of the CPU-at-rest figure
 	settle    time.Duration // RUNLET_BENCH_SETTLE_SECONDS: quiet time before RSS/CPU readings
+	runc      bool          // RUNLET_BENCH_RUNC (1): also measure the runc backend; 0 skips it
 }
 
 func loadConfig() config {
@@ -51,6 +52,7 @@ func loadConfig() config {
 		secrets:   envInt("RUNLET_BENCH_SECRETS", 5000),
 		cpuWindow: time.Duration(envInt("RUNLET_BENCH_CPU_SECONDS", 30)) * time.Second,
 		settle:    time.Duration(envInt("RUNLET_BENCH_SETTLE_SECONDS", 10)) * time.Second,
+		runc:      envInt("RUNLET_BENCH_RUNC", 1) == 1,
 	}
 }
 
@@ -83,6 +85,9 @@ type results struct {
 	rawStart, rawExit, rawDelete []time.Duration
 	rawKill                      []time.Duration // kill call → inspect exited
 	rawCNIStart                  []time.Duration // raw pods on runlet's pod network (CNI) instead of podman's bridge
+	runcRawStart, runcStart      []time.Duration // the runc backend: raw runc + CNI, and runlet --runtime=runc
+	runcBurst                    float64         // runlet on runc: pods/s of the first burst size
+	runcMem                      mem             // runlet on runc with the first burst's pods at rest
 	rawBurst, burst              map[int]float64 // burst size → pods/s
 	start, bound, exit, del      []time.Duration
 	kill                         []time.Duration // kill call → API status
@@ -104,7 +109,7 @@ func newResults() *results {
 	nan := math.NaN()
 	quiet := idle{cpu: nan, svcCPU: nan, mem: noMem(), svcMem: noMem()}
 	none := relist{p50: nan, mean: nan}
-	return &results{rawBurst: map[int]float64{}, burst: map[int]float64{}, mem0: noMem(), memSecrets: noMem(), floor: noMem(),
+	return &results{rawBurst: map[int]float64{}, burst: map[int]float64{}, mem0: noMem(), runcMem: noMem(), runcBurst: nan, memSecrets: noMem(), floor: noMem(),
 		rest: quiet, relist: none, scaleRelist: none, relistRunletN: nan, relistRunlet: nan, scaleReady: -1,
 		scaleRest: quiet, probeCPU: nan, probeSvcCPU: nan, probeGoroutines: nan}
 }
@@ -134,6 +139,9 @@ func TestBench(t *testing.T) {
 	benchRaw(t, ctx, cfg, be, run, r)
 	benchRawCNI(t, ctx, cfg, be, run, r)
 	benchRunlet(t, ctx, cfg, be, r)
+	if cfg.runc {
+		benchRunc(t, ctx, cfg, r)
+	}
 }
 
 func runID() string {

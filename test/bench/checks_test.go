@@ -42,6 +42,9 @@ func checks(b *strings.Builder, cfg config, r *results) {
 	check("CPU at rest", r.rest.cpu, 1, fmt.Sprintf("%.2f %% ≤ 1 %% of one core, %d pods", r.rest.cpu, b0))
 	check("podman CPU at rest", r.rest.svcCPU, 3, fmt.Sprintf("%.2f %% ≤ 3 %% of one core, %d pods", r.rest.svcCPU, b0))
 	check("CPU with probes", r.probeCPU, 5, fmt.Sprintf("%.2f %% ≤ 5 %% of one core, %d pods probed every second", r.probeCPU, b0))
+	if cfg.runc {
+		runcChecks(check, cfg, r)
+	}
 	if cfg.scale == 0 {
 		return
 	}
@@ -57,4 +60,16 @@ func checks(b *strings.Builder, cfg config, r *results) {
 	check("relist cost linear in pods", per(r.scaleRelist), 1.25*per(r.relist),
 		fmt.Sprintf("%.1f ms at %d pods, %.1f ms at %d: %.3f ≤ 1.25 × %.3f ms per pod",
 			r.relist.mean, r.relist.pods, r.scaleRelist.mean, r.scaleRelist.pods, per(r.scaleRelist), per(r.relist)))
+}
+
+// runcChecks are issue 19's targets for the runc backend.
+func runcChecks(check func(name string, value, limit float64, detail string), cfg config, r *results) {
+	s50, raw50 := pct(r.runcStart, .5), pct(r.runcRawStart, .5)
+	check("runc: pod start p50", s50, 120, fmt.Sprintf("runlet on runc %.1f ms ≤ 120 ms (raw runc + CNI %.1f ms)", s50, raw50))
+	b0 := cfg.bursts[0]
+	podman := orNaN(r.burst, b0)
+	check(fmt.Sprintf("runc: burst of %d", b0), 2, r.runcBurst/podman,
+		fmt.Sprintf("runlet on runc %.2f pods/s ≥ 2 × runlet on podman %.2f pods/s (%.2f ×)", r.runcBurst, podman, r.runcBurst/podman))
+	check(fmt.Sprintf("runc: RSS, %d pods", b0), r.runcMem.rss, r.rest.mem.rss+10,
+		fmt.Sprintf("%.1f MiB ≤ runlet on podman's %.1f MiB + 10 MiB", r.runcMem.rss, r.rest.mem.rss))
 }

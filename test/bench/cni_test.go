@@ -3,14 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/runlet/runlet/internal/network/cni"
 	"github.com/runlet/runlet/internal/runtime/podman"
-	"github.com/runlet/runlet/test/e2e/framework"
 )
 
 // benchCNICIDR is the bench's own kubenet range, apart from the local clusters' 10.244.0.0/16.
@@ -20,49 +17,35 @@ const benchCNICIDR = "10.99.0.0/24"
 // own, CNI ADD (runlet's kubenet: bridge, host-local), and the container joining it by path. Against
 // raw's podman bridge, the difference is what the pod network costs a start.
 func benchRawCNI(t *testing.T, ctx context.Context, cfg config, be *podman.Backend, run string, r *results) {
-	dir := t.TempDir()
-	net, err := cni.New(cni.Config{Mode: cni.ModeKubenet, BinDirs: []string{"/opt/cni/bin", "/usr/lib/cni"},
-		StateDir: filepath.Join(dir, "network"), NetNSDir: framework.NetNSDir, Node: "bench-cni-" + run})
-	if err != nil {
-		t.Fatal(err)
-	}
-	net.SetPodCIDRs([]string{benchCNICIDR})
-	if err := net.Status(); err != nil {
-		t.Fatal(err)
-	}
-	var attached []string
-	defer func() {
-		removeRaw(context.Background(), be.Client(), run)
-		for _, ns := range attached {
-			if err := net.Teardown(context.Background(), ns); err != nil {
-				progress("cni cleanup: %v", err)
-			}
-		}
-		if err := net.Remove(); err != nil {
-			progress("cni cleanup: %v", err)
-		}
-	}()
+	net := benchNetwork(t, "bench-cni-"+run, benchCNICIDR)
+	defer removeRaw(context.Background(), be.Client(), run)
 	var seq atomic.Int64
 	start := func() error {
 		name := fmt.Sprintf("bench-cni-%s-%d", run, seq.Add(1))
-		a, err := net.Setup(ctx, cni.Pod{UID: name, Namespace: "bench", Name: name})
+		a, err := net.attach(ctx, name)
 		if err != nil {
 			return err
 		}
-		attached = append(attached, a.NetNS)
-		net.Commit(a.NetNS)
 		_, err = rawPodIn(ctx, be, name, run, a.NetNS)
 		return err
 	}
-	if err := start(); err != nil { // warm-up: the bridge comes up with the first pod
+	r.rawCNIStart = timeStarts(t, cfg.n, "raw + CNI", start)
+}
+
+// timeStarts starts one pod to warm up (the bridge comes up with the
+// first), then n more one after the other, timing each.
+func timeStarts(t *testing.T, n int, what string, start func() error) []time.Duration {
+	if err := start(); err != nil {
 		t.Fatal(err)
 	}
-	progress("raw + CNI: %d sequential pod starts", cfg.n)
-	for range cfg.n {
+	progress("%s: %d sequential pod starts", what, n)
+	var out []time.Duration
+	for range n {
 		t0 := time.Now()
 		if err := start(); err != nil {
 			t.Fatal(err)
 		}
-		r.rawCNIStart = append(r.rawCNIStart, time.Since(t0))
+		out = append(out, time.Since(t0))
 	}
+	return out
 }

@@ -62,6 +62,15 @@ func rows(cfg config, r *results) []row {
 			row{fmt.Sprintf("relist, %d pods", cfg.scale), "ms", r.scaleRelist.mean, nan, "linear", fmt.Sprintf("p50 %.1f ms; %.3f ms/pod; one pod's refresh %.1f ms", r.scaleRelist.p50, r.scaleRelist.mean/float64(r.scaleRelist.pods), r.scaleRelist.pod)},
 		)
 	}
+	out = append(out,
+		row{"runc: pod start p50", "ms", pct(r.runcStart, .5), pct(r.runcRawStart, .5), "≤ 120 ms",
+			fmt.Sprintf("n=%d; runlet --runtime=runc; raw: runc + CNI driven in process", len(r.runcStart))},
+		row{"runc: pod start p99", "ms", pct(r.runcStart, .99), pct(r.runcRawStart, .99), "", ""},
+		row{fmt.Sprintf("runc: burst of %d pods", b0), "pods/s", r.runcBurst, orNaN(r.burst, b0), "≥ 2 × podman's",
+			fmt.Sprintf("raw column: runlet on podman; %d clients", cfg.clients)},
+		row{fmt.Sprintf("runc: runlet RSS, %d pods", b0), "MiB", r.runcMem.rss, r.rest.mem.rss, "≤ podman's + 10 MiB",
+			"raw column: runlet on podman; " + r.runcMem.String()},
+	)
 	return append(out,
 		row{fmt.Sprintf("runlet CPU, %d pods probed", b0), "% core", r.probeCPU, nan, "≤ 5 %",
 			fmt.Sprintf("httpGet readiness every 1 s; podman service: %.1f %%; +%.0f goroutines", r.probeSvcCPU, r.probeGoroutines)},
