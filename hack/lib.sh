@@ -69,3 +69,22 @@ remove_node_network() {
       fi
     done || true
 }
+
+# remove_runc_pods NODE ROOT: what a stopped runlet on the runc backend (--root-dir ROOT) left running:
+# its containers (runc delete --force), its pods' pause processes, and the mounts under ROOT (container
+# roots, /dev/shm, volumes), innermost first. runlet itself leaves them running across its restarts.
+remove_runc_pods() {
+  local node=$1 root=$2 state=$2/runc/state id f pid n=0
+  [ -d "$root/runc" ] || return 0
+  for id in $(ls "$state" 2>/dev/null); do
+    runc --root "$state" delete --force "$id" >/dev/null 2>&1 && n=$((n + 1))
+  done
+  for f in "$root"/runc/s/*/sandbox.json; do
+    [ -f "$f" ] || continue
+    pid=$(sed -n 's/.*"pause":{"pid":\([0-9]*\).*/\1/p' "$f")
+    # only a pause process: the PID may have been reused since
+    [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q '^runlet-pause' && kill -KILL "$pid" 2>/dev/null || true
+  done
+  awk -v p="$root/" 'index($2, p) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m" || true; done
+  [ "$n" = 0 ] || log "removed $n runc containers of node $node"
+}

@@ -1,8 +1,8 @@
 #!/bin/bash
 # `make stop`: stop what `make run` started, by recorded PID: runlet, then the control plane.
-# Pods' containers keep running in podman (a restarted runlet re-adopts them); RM_PODS=1 removes the
-# podman pods of the nodes and what their network left (namespaces, bridge, NAT rule). WIPE=1 also deletes
-# the control plane's state (PKI, etcd data).
+# Pods' containers keep running in podman or runc (a restarted runlet re-adopts them); RM_PODS=1 removes
+# the nodes' pods (podman pods; runc containers, pause processes and mounts) and what their network left
+# (namespaces, bridge, NAT rule). WIPE=1 also deletes the control plane's state (PKI, etcd data).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 RUN_DIR=${RUN_DIR:-$REPO_ROOT/.run}
@@ -26,7 +26,9 @@ while read -r NODE; do
     [ -z "$ctrs" ] || podman rm -f -t 0 $ctrs >/dev/null
     log "removed the podman pods of node $NODE"
     # runlet was stopped first: what its pods' network left goes too (node i's state is runlet-i)
-    if [ "$i" = 1 ]; then remove_node_network "$NODE" "$RUN_DIR/runlet"; else remove_node_network "$NODE" "$RUN_DIR/runlet-$i"; fi
+    root=$RUN_DIR/runlet; [ "$i" = 1 ] || root=$RUN_DIR/runlet-$i
+    remove_runc_pods "$NODE" "$root"
+    remove_node_network "$NODE" "$root"
   else
     n=$(podman pod ps -q --filter "$F" 2>/dev/null | wc -l)
     [ "$n" = 0 ] || log "$n podman pods of node $NODE keep running (make run re-adopts them; RM_PODS=1 make stop removes them)"

@@ -15,6 +15,8 @@
 #        API +250, metrics +251, node 2 +260/+261 as `NODES=2 make run`; kube-proxy healthz +256, metrics +249),
 #      NODE_IP (default: the source address of the default route), LOG_LEVEL (runlet's, info),
 #      RUNLET_BIN (a prebuilt runlet instead of building this checkout),
+#      RUNTIME (podman, or runc: the nodes run pods with runc and conmon, their image stores loaded with
+#        the test images from podman's storage, as `make run RUNTIME=runc` does),
 #      KEEP=1 leaves the run's state dirs in place (always kept when the run fails).
 # Results: ~/.cache/runlet/conformance-v1.37.2/runs/<stamp>-<port base>/ (e2e/e2e.log, e2e/report.json,
 # summary.txt, runlet.log and runlet-2.log, cp/logs). Exit status: 0 when no spec failed.
@@ -22,6 +24,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 conf_set
 ADDONS=${ADDONS:-1}
+RUNTIME=${RUNTIME:-podman}
+[ "$RUNTIME" = podman ] || [ "$RUNTIME" = runc ] || die "RUNTIME=$RUNTIME: podman or runc"
 [ "$SET" = nodeconformance ] || [ "$ADDONS" = 1 ] || die "SET=$SET needs kube-proxy and CoreDNS: ADDONS=1"
 
 bash "$HACK_DIR/install-deps.sh"
@@ -105,6 +109,7 @@ teardown() {
     ctrs=$(podman ps -aq --filter "$f" 2>/dev/null || true)
     # shellcheck disable=SC2086
     [ -z "$ctrs" ] || podman rm -f -t 0 $ctrs >/dev/null 2>&1 || true
+    remove_runc_pods "${NODES[i]}" "${ROOTS[i]}"
     remove_node_network "${NODES[i]}" "${ROOTS[i]}"
     # the tmpfs volumes of pods still being deleted when runlet stopped (innermost first)
     awk -v p="${ROOTS[i]}/" 'index($2, p) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do umount "$m" || true; done
@@ -125,6 +130,17 @@ fi
 # the control plane stops itself if this script dies without tearing it down (CP_WATCH_PID); the add-ons
 # come after the nodes (below), not from cp-up.sh
 CP_WATCH_PID=$$ KUBE_PROXY=0 CLUSTER_DNS=0 bash "$HACK_DIR/cp-up.sh" >/dev/null 8>&-
+if [ "$RUNTIME" = runc ]; then
+  # no registry: every test image (and CoreDNS) goes from podman's storage into each node's image store
+  mapfile -t images < <(podman images --format '{{.Repository}}:{{.Tag}}' | grep -E '^registry\.k8s\.io/' | sort -u)
+  [ "$ADDONS" != 1 ] || images+=("$(coredns_image)")
+  log "saving ${#images[@]} test images for the runc backend"
+  podman save --multi-image-archive --format docker-archive -o "$RUN/images.tar" "${images[@]}" >/dev/null
+  for i in "${!NODES[@]}"; do
+    "$RUN/runlet-bin" image load --root-dir "${ROOTS[i]}" "$RUN/images.tar" >/dev/null
+  done
+  rm -f "$RUN/images.tar"
+fi
 
 # As hack/run.sh starts runlet, but untainted (e2e pods carry no toleration), reachable at NODE_IP, each
 # node with its own root dir and ports (its own kubenet bridge over the podCIDR the controller-manager
@@ -136,6 +152,7 @@ for i in "${!NODES[@]}"; do
     --tls-cert-file "$PKI/runlet-serving.crt" --tls-private-key-file "$PKI/runlet-serving.key"
     --client-ca-file "$PKI/ca.crt"
     --root-dir "${ROOTS[i]}" --metrics-addr "127.0.0.1:$((PORT_BASE + 251 + 10 * i))" --log-level "${LOG_LEVEL:-info}"
+    --runtime "$RUNTIME"
   )
   # ClusterFirst pods resolve through kube-dns (hack/cluster-dns.yaml's fixed Service IP)
   [ "$ADDONS" != 1 ] || args+=(--cluster-dns 10.0.0.10 --cluster-domain cluster.local)
@@ -176,6 +193,7 @@ fi
 
 cat >"$RUN/run.env" <<EOF
 SET=$SET
+RUNTIME=$RUNTIME
 NODES="${NODES[*]}"
 NODE_IP=$NODE_IP
 ADDONS=$ADDONS
@@ -200,7 +218,7 @@ log "e2e.test exited with $e2e_rc"
 apart_name=vacuous; [ "$SET" = nodeconformance ] || apart_name=api-only
 set +e
 {
-  echo "SET=$SET: ${#NODES[@]} runlet node(s) (${NODES[*]}) at $NODE_IP; kube-proxy and CoreDNS: $([ "$ADDONS" = 1 ] && echo yes || echo no)"
+  echo "SET=$SET: ${#NODES[@]} runlet node(s) (${NODES[*]}) on $RUNTIME at $NODE_IP; kube-proxy and CoreDNS: $([ "$ADDONS" = 1 ] && echo yes || echo no)"
   python3 "$CONF_HACK_DIR/summarize.py" "$RUN/e2e/report.json" ${SPEC_LIST:+--list "$SPEC_LIST"} \
     --apart "$SET_APART" --apart-name "$apart_name"
 } | tee "$RUN/summary.txt"
