@@ -55,9 +55,9 @@ test-e2e: deps cp
 
 # test-e2e-runc: the backend matrix's second column: the end-to-end tests again with every runlet on the
 # runc backend. Their checks speak Kubernetes, or ask the backend through the framework (Sandboxes,
-# Containers), whichever it is. Podman-only: the tests of podman itself (its service killed or remote, its
-# pods removed behind runlet's back, its events and log paths, the chart, which runs runlet on podman) and
-# TestDiskPressureEvicts, whose 64Mi root cannot also hold runc's image store.
+# Containers, RecordExits, KillContainer), whichever it is. Podman-only: the tests of podman itself (its
+# service killed or remote, its pods removed behind runlet's back, its events, the chart,
+# which runs runlet on podman) and TestDiskPressureEvicts, whose 64Mi root cannot also hold runc's images.
 RUNC_E2E_TESTS ?= TestRuncNode TestClusterNetwork TestObservedGeneration TestLifecycleHooks TestHostNetworkPodEnv \
 	TestImagePulls TestProbes TestReadinessGates TestInPlaceResize TestServicesAndDNS TestStatusReconciled \
 	TestVolumes TestNetworkFaults TestBadInput TestPodOSRejection TestEphemeralContainers \
@@ -65,7 +65,8 @@ RUNC_E2E_TESTS ?= TestRuncNode TestClusterNetwork TestObservedGeneration TestLif
 	TestSIGTERMStopsCleanly TestPods TestReadoptionAfterSIGKILL TestPodReplacedWithSameName TestResources \
 	TestSecurityContext TestStaticPodFromFile TestStaticPodFromURL TestStaticPodReAdded TestKubeletAPI \
 	TestPodNetwork TestMissingClusterDNS TestCrashLoopBackOff TestSecurityBootstrapServingCert TestSecurity \
-	TestSecurityAlwaysAllow TestTermination TestTakenPortIsFatal TestClientCAFromTheCluster
+	TestSecurityAlwaysAllow TestTermination TestTakenPortIsFatal TestClientCAFromTheCluster \
+	TestFaultSIGKILLWith50Pods TestFaultAPIServerStopped60s TestContainerLogRotation
 # space is one blank: the list above is joined with | into one -run pattern
 space := $(subst x, ,x)
 test-e2e-runc: deps cp

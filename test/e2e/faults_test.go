@@ -33,7 +33,7 @@ func TestFaultSIGKILLWith50Pods(t *testing.T) {
 	delete(before, "p07")
 
 	rl.Kill()
-	framework.PodmanCLI(t, "kill", strings.TrimPrefix(victim.id, "podman://"))
+	framework.KillContainer(t, victim.id)
 	rl.Start()
 
 	framework.WaitForPod(t, ns, "p07", 60*time.Second, func(p *v1.Pod) bool {
@@ -41,7 +41,7 @@ func TestFaultSIGKILLWith50Pods(t *testing.T) {
 		return cs.RestartCount == 1 && cs.LastTerminationState.Terminated != nil && cs.State.Running != nil
 	})
 	assertUnchanged(t, ns, before)
-	assertOnePodmanPodEach(t, ns)
+	assertOneSandboxEach(t, ns)
 }
 
 // TestFaultPodmanKilledDuringBurst kills the podman service (SIGKILL) in the
@@ -67,7 +67,7 @@ func TestFaultPodmanKilledDuringBurst(t *testing.T) {
 		t.Fatalf("start the podman service again: %v", err)
 	}
 	snapshotPods(t, ns, 30)
-	assertOnePodmanPodEach(t, ns)
+	assertOneSandboxEach(t, ns)
 	if names := failed(); len(names) > 0 {
 		t.Errorf("pods reported Failed on the way: %v", names)
 	}
@@ -96,7 +96,7 @@ func TestFaultAPIServerStopped60s(t *testing.T) {
 		}
 	}()
 	time.Sleep(10 * time.Second)
-	framework.PodmanCLI(t, "kill", strings.TrimPrefix(victim.id, "podman://"))
+	framework.KillContainer(t, victim.id)
 	time.Sleep(50 * time.Second)
 	if err := syscall.Kill(api, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -134,16 +134,17 @@ func apiserverPID(t *testing.T) int {
 	return pid
 }
 
-// assertOnePodmanPodEach checks every pod of ns has exactly one podman pod.
-func assertOnePodmanPodEach(t *testing.T, ns string) {
+// assertOneSandboxEach checks every pod of ns has exactly one sandbox in
+// the backend.
+func assertOneSandboxEach(t *testing.T, ns string) {
 	t.Helper()
 	pods, err := framework.Get(t).Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range pods.Items {
-		if n := len(framework.PodmanPods(t, p.UID)); n != 1 {
-			t.Errorf("pod %s has %d podman pods; want 1", p.Name, n)
+		if n := len(framework.Sandboxes(t, p.UID)); n != 1 {
+			t.Errorf("pod %s has %d sandboxes in the backend; want 1", p.Name, n)
 		}
 	}
 }

@@ -60,8 +60,7 @@ func TestContainerLogRotation(t *testing.T) {
 }
 
 func containerLogPath(t *testing.T, p *v1.Pod) string {
-	id := strings.TrimPrefix(p.Status.ContainerStatuses[0].ContainerID, "podman://")
-	path := strings.TrimSpace(framework.PodmanCLI(t, "inspect", "--format", "{{.HostConfig.LogConfig.Path}}", id))
+	path := framework.ContainerLogPath(t, p.Status.ContainerStatuses[0].ContainerID)
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("container log %q: %v", path, err)
 	}

@@ -275,3 +275,39 @@ func describeProcess(pid int) string {
 	}
 	return out.String()
 }
+
+// KillContainer SIGKILLs a container behind runlet's back: podman kill, or
+// runc kill. id is the pod status's containerID (with its runtime prefix).
+func KillContainer(t testing.TB, id string) {
+	t.Helper()
+	id = id[strings.Index(id, "://")+3:]
+	for _, root := range runcRoots() {
+		state := filepath.Join(root, "state")
+		if fileExists(filepath.Join(state, id)) {
+			if out, err := exec.Command("runc", "--root", state, "kill", id, "KILL").CombinedOutput(); err != nil {
+				t.Fatalf("runc kill %s: %v: %s", id, err, out)
+			}
+			return
+		}
+	}
+	PodmanCLI(t, "kill", id)
+}
+
+// ContainerLogPath is where the backend writes a container's log (CRI
+// format): podman's log path, or ctr.log in runc's bundle. id is the pod
+// status's containerID.
+func ContainerLogPath(t testing.TB, id string) string {
+	t.Helper()
+	id = id[strings.Index(id, "://")+3:]
+	for _, root := range runcRoots() {
+		if path := filepath.Join(root, "c", id, "ctr.log"); fileExists(path) {
+			return path
+		}
+	}
+	return strings.TrimSpace(PodmanCLI(t, "inspect", "--format", "{{.HostConfig.LogConfig.Path}}", id))
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
