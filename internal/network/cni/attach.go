@@ -72,7 +72,7 @@ func (m *Manager) Setup(ctx context.Context, pod Pod) (Attachment, error) {
 	if err := m.ports.hold(id, pod); err != nil {
 		return Attachment{}, err
 	}
-	m.setInFlight(id, true)
+	m.setSettled(id, time.Time{})
 	err = m.writeRecord(rec)
 	if err == nil {
 		err = netns.Pin(rec.NetNS)
@@ -110,8 +110,9 @@ func (m *Manager) Setup(ctx context.Context, pod Pod) (Attachment, error) {
 }
 
 // Commit says the sandbox that joins netns exists, so that the backend's
-// list shows it: until then GC leaves the attachment alone.
-func (m *Manager) Commit(path string) { m.setInFlight(filepath.Base(path), false) }
+// lists from now on show it: until then GC leaves the attachment alone, and
+// so does a sweep whose list was taken before.
+func (m *Manager) Commit(path string) { m.setSettled(filepath.Base(path), time.Now()) }
 
 // Alive reports whether netns is still a pinned network namespace: one that
 // went (a failed create torn down, a reboot) cannot be joined, and its
@@ -150,7 +151,7 @@ func (m *Manager) teardown(ctx context.Context, rec record) error {
 		err = netns.Remove(rec.NetNS)
 	}
 	if err != nil {
-		m.setInFlight(rec.ID, false)
+		m.forgetSettled(rec.ID)
 		m.ports.release(rec.ID)
 		return err
 	}
@@ -160,7 +161,7 @@ func (m *Manager) teardown(ctx context.Context, rec record) error {
 // forget drops all runlet holds for an attachment: its host ports, its
 // in-flight mark and its record.
 func (m *Manager) forget(id string) error {
-	m.setInFlight(id, false)
+	m.forgetSettled(id)
 	m.ports.release(id)
 	if err := os.Remove(m.recordPath(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -191,7 +192,8 @@ func (m *Manager) cachedList(rec record, rt *libcni.RuntimeConf) (*libcni.Networ
 // GC runs DEL for every attachment whose namespace no sandbox holds:
 // sandboxes that went while runlet was down, or whose removal failed. live
 // holds the namespaces of the sandboxes listed at listed; an attachment
-// made after that list, or still being set up, is left alone.
+// made or committed after that list began, or still being set up, is left
+// alone: the list may not show its sandbox.
 func (m *Manager) GC(ctx context.Context, live map[string]bool, listed time.Time) {
 	entries, err := os.ReadDir(m.cfg.recordDir())
 	if err != nil {
@@ -200,7 +202,7 @@ func (m *Manager) GC(ctx context.Context, live map[string]bool, listed time.Time
 	for _, e := range entries {
 		id := strings.TrimSuffix(e.Name(), ".json")
 		rec, err := m.readRecord(id)
-		if err != nil || live[rec.NetNS] || m.isInFlight(id) || !rec.Created.Before(listed) {
+		if err != nil || live[rec.NetNS] || m.unsettledAt(id, listed) || !rec.Created.Before(listed) {
 			continue
 		}
 		log := m.cfg.Log.WithField("netns", rec.NetNS).WithField("pod", rec.Pod.Namespace+"/"+rec.Pod.Name)
@@ -289,18 +291,23 @@ func (m *Manager) readRecord(id string) (record, error) {
 	return rec, nil
 }
 
-func (m *Manager) setInFlight(id string, on bool) {
+func (m *Manager) setSettled(id string, at time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if on {
-		m.inFlight[id] = true
-	} else {
-		delete(m.inFlight, id)
-	}
+	m.settled[id] = at
 }
 
-func (m *Manager) isInFlight(id string) bool {
+func (m *Manager) forgetSettled(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.inFlight[id]
+	delete(m.settled, id)
+}
+
+// unsettledAt reports whether the attachment was still being set up when a
+// list was taken at listed: that list cannot be trusted to show its sandbox.
+func (m *Manager) unsettledAt(id string, listed time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	at, ok := m.settled[id]
+	return ok && (at.IsZero() || !at.Before(listed))
 }

@@ -239,6 +239,14 @@ func TestGCReleasesWhatNoSandboxHolds(t *testing.T) {
 	if got := leases(t, m); len(got) != 2 {
 		t.Fatalf("GC released an attachment whose sandbox is not created yet: %v", got)
 	}
+	// The sweep listed the sandboxes, then lost's sandbox came and was
+	// committed before the sweep read the records: its list cannot show it.
+	listed := time.Now()
+	m.Commit(lost.NetNS)
+	m.GC(ctx, map[string]bool{kept.NetNS: true}, listed)
+	if got := leases(t, m); len(got) != 2 {
+		t.Fatalf("GC released an attachment committed after its list: %v", got)
+	}
 	// A runlet that starts again over the same state knows neither.
 	again, err := New(m.cfg)
 	if err != nil {

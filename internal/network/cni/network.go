@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/containernetworking/cni/libcni"
 	"github.com/runlet/runlet/internal/netns"
@@ -55,9 +56,10 @@ type Manager struct {
 	// validated holds the bytes of the last configuration whose plugins
 	// were all found, so each is checked once.
 	validated []byte
-	// inFlight holds attachments between their record and their sandbox:
-	// GC must not take them for leftovers.
-	inFlight map[string]bool
+	// settled holds this process's attachments: the zero time between
+	// their record and their sandbox, then when the sandbox was committed.
+	// GC must not take for a leftover one its list may have missed.
+	settled map[string]time.Time
 }
 
 // netConfig is a network and, for runlet's own, the same without portmap
@@ -86,11 +88,11 @@ func New(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{
-		cfg:      cfg,
-		cni:      libcni.NewCNIConfigWithCacheDir(cfg.BinDirs, cfg.cacheDir(), nil),
-		lo:       loopbackConfig(),
-		ports:    newHostPorts(),
-		inFlight: map[string]bool{},
+		cfg:     cfg,
+		cni:     libcni.NewCNIConfigWithCacheDir(cfg.BinDirs, cfg.cacheDir(), nil),
+		lo:      loopbackConfig(),
+		ports:   newHostPorts(),
+		settled: map[string]time.Time{},
 	}
 	if cfg.Mode != ModeCNI {
 		m.masq = newMasquerader(cfg.Node, cfg.NonMasqueradeCIDR, cfg.Log)
