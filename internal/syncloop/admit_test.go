@@ -42,3 +42,33 @@ func TestAdmitOS(t *testing.T) {
 		}
 	}
 }
+
+// TestDeletedRejectedPodIsFinalized: a pod refused at admission never ran,
+// so once deleted it goes to the API deleter at once, Failed, as the
+// kubelet's status manager deletes a pod that cannot have containers.
+func TestDeletedRejectedPodIsFinalized(t *testing.T) {
+	e := newLoopEnv(t, envOptions{})
+	pod := loopPod("rejected")
+	other := v1.OSName("windows")
+	if goruntime.GOOS == string(other) {
+		other = "linux"
+	}
+	pod.Spec.OS = &v1.PodOS{Name: other}
+	e.api <- []*v1.Pod{pod}
+	e.file <- nil
+	eventually(t, "rejected", func() bool { p := e.pod("rejected"); return p != nil && p.Status.Phase == v1.PodFailed })
+	if e.wasDeleted("rejected") {
+		t.Fatal("a rejected pod went to the API deleter before it was deleted")
+	}
+	deleted := pod.DeepCopy()
+	now := metav1.Now()
+	deleted.DeletionTimestamp = &now
+	e.api <- []*v1.Pod{deleted}
+	eventually(t, "the deleted rejected pod finalized", func() bool { return e.wasDeleted("rejected") })
+	e.mu.Lock()
+	got := e.deleted["rejected"]
+	e.mu.Unlock()
+	if got.Status.Phase != v1.PodFailed || got.Status.Reason != "PodOSNotSupported" {
+		t.Errorf("finalized with %s %q; want Failed PodOSNotSupported", got.Status.Phase, got.Status.Reason)
+	}
+}

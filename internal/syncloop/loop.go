@@ -128,6 +128,10 @@ func (l *Loop) handleUpdate(u podconfig.PodUpdate) {
 			l.handleAdd(p)
 		case podconfig.UPDATE, podconfig.DELETE:
 			if l.isRejected(p.UID) {
+				if p.DeletionTimestamp != nil {
+					// It never ran: the status manager deletes it at once.
+					l.cfg.Status.PodTerminated(p)
+				}
 				continue
 			}
 			old, _ := l.pods.get(p.UID)

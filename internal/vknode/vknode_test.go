@@ -21,10 +21,12 @@ import (
 	"k8s.io/client-go/tools/record"
 )
 
-// pods is a provider that only remembers what it was asked to create.
+// pods is a provider that only remembers what it was asked to create and
+// to delete.
 type pods struct {
 	mu      sync.Mutex
 	created []string
+	deleted []string
 }
 
 func (p *pods) CreatePod(_ context.Context, pod *v1.Pod) error {
@@ -34,7 +36,12 @@ func (p *pods) CreatePod(_ context.Context, pod *v1.Pod) error {
 	return nil
 }
 func (p *pods) UpdatePod(context.Context, *v1.Pod) error { return nil }
-func (p *pods) DeletePod(context.Context, *v1.Pod) error { return nil }
+func (p *pods) DeletePod(_ context.Context, pod *v1.Pod) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.deleted = append(p.deleted, pod.Name)
+	return nil
+}
 func (p *pods) GetPod(context.Context, string, string) (*v1.Pod, error) {
 	return nil, nil
 }

@@ -9,7 +9,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // TestTermination: termination messages, activeDeadlineSeconds and prompt
@@ -124,8 +126,10 @@ func testPromptDeletion(t *testing.T, node, ns string) {
 	if g := p.Spec.TerminationGracePeriodSeconds; g == nil || *g != 30 {
 		t.Fatalf("grace period %v; want the default 30 s", g)
 	}
+	final := watchFinalStatus(t, ns, pod.Name)
 	framework.DeletePod(t, ns, pod.Name, nil)
 	framework.WaitForPodGone(t, ns, pod.Name, graceWindow)
+	assertEnded(t, final(), v1.PodSucceeded, 0)
 	framework.Eventually(t, 30*time.Second, "the backend's objects removed", func() (bool, error) {
 		return len(framework.Sandboxes(t, created.UID)) == 0 && len(framework.Containers(t, created.UID)) == 0, nil
 	})
@@ -138,6 +142,7 @@ func testIgnoredSIGTERM(t *testing.T, node, ns string) {
 	created := framework.CreatePod(t, pod)
 	framework.WaitForPodPhase(t, ns, pod.Name, v1.PodRunning, 90*time.Second)
 	exits := framework.RecordExits(t, created.UID)
+	final := watchFinalStatus(t, ns, pod.Name)
 	framework.DeletePod(t, ns, pod.Name, nil)
 	time.Sleep(graceWindow)
 	running := 0
@@ -155,6 +160,51 @@ func testIgnoredSIGTERM(t *testing.T, node, ns string) {
 	framework.WaitForPodGone(t, ns, pod.Name, 60*time.Second)
 	if code := exits.Code("c"); code != 137 {
 		t.Errorf("container exited %d; want 137 (SIGKILL at the end of the grace period)", code)
+	}
+	assertEnded(t, final(), v1.PodFailed, 137)
+}
+
+// watchFinalStatus watches the pod from now on; the returned func gives the
+// object the API held when the pod went, once the pod is gone: how a user
+// watching the pod, or its controller, last saw it.
+func watchFinalStatus(t *testing.T, ns, name string) func() *v1.Pod {
+	w, err := framework.Get(t).Client.CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(),
+	})
+	if err != nil {
+		t.Fatalf("watch pod: %v", err)
+	}
+	t.Cleanup(w.Stop)
+	gone := make(chan *v1.Pod, 1)
+	go func() {
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*v1.Pod); ok && ev.Type == watch.Deleted {
+				gone <- p
+				return
+			}
+		}
+	}()
+	return func() *v1.Pod {
+		select {
+		case p := <-gone:
+			return p
+		case <-time.After(10 * time.Second): // called once the pod is gone: the event is on its way
+			t.Fatalf("no delete event for pod %s", name)
+			return nil
+		}
+	}
+}
+
+// assertEnded checks that the pod's last status in the API says how it
+// ended, as the kubelet writes it before it deletes the pod: a terminal
+// phase, and its one container terminated with code.
+func assertEnded(t *testing.T, p *v1.Pod, phase v1.PodPhase, code int32) {
+	t.Helper()
+	if p.Status.Phase != phase || len(p.Status.ContainerStatuses) != 1 {
+		t.Fatalf("last status in the API: phase %s, %d container statuses; want %s and 1", p.Status.Phase, len(p.Status.ContainerStatuses), phase)
+	}
+	if term := p.Status.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != code {
+		t.Errorf("last container state in the API %+v; want terminated with exit code %d", p.Status.ContainerStatuses[0].State, code)
 	}
 }
 

@@ -1,0 +1,61 @@
+package vknode
+
+import (
+	"context"
+	"errors"
+
+	"github.com/virtual-kubelet/virtual-kubelet/node"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+)
+
+// finalDeletes is the pod client the pod controller gets. The controller
+// force-deletes a pod being deleted as soon as the API shows none of its
+// containers running, and again once its grace period is over, whether or
+// not the node has stopped the pod and written how it ended. On the kubelet
+// only the status manager deletes a pod, after its final status. So a delete
+// of a pod already marked for deletion is not sent: it is handed to the
+// provider as the graceful delete it is, and runlet's status manager deletes
+// the object once the pod has terminated. Every other call goes through.
+type finalDeletes struct {
+	corev1client.PodsGetter
+	pods     corev1listers.PodLister
+	provider node.PodLifecycleHandler
+}
+
+func (c finalDeletes) Pods(namespace string) corev1client.PodInterface {
+	return finalDeletesIn{PodInterface: c.PodsGetter.Pods(namespace), c: c, namespace: namespace}
+}
+
+type finalDeletesIn struct {
+	corev1client.PodInterface
+	c         finalDeletes
+	namespace string
+}
+
+func (p finalDeletesIn) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+	pod, err := p.c.pods.Pods(p.namespace).Get(name)
+	if err != nil {
+		return err // NotFound: the pod is gone, as the framework wanted
+	}
+	if pre := opts.Preconditions; pre != nil && pre.UID != nil && *pre.UID != pod.UID {
+		return apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, name, errUIDChanged)
+	}
+	if pod.DeletionTimestamp == nil || isMirror(pod) {
+		// A delete the provider asked for starts a graceful delete; a
+		// mirror pod's is the mirror manager's business.
+		return p.PodInterface.Delete(ctx, name, opts)
+	}
+	return p.c.provider.DeletePod(ctx, pod.DeepCopy())
+}
+
+var errUIDChanged = errors.New("the pod under this name has another UID")
+
+func isMirror(pod *v1.Pod) bool {
+	_, ok := pod.Annotations[v1.MirrorPodAnnotationKey]
+	return ok
+}
