@@ -17,8 +17,9 @@ import (
 // imageUsage is `runlet image --help`.
 const imageUsage = `runlet image load loads the images of docker-archive or OCI-layout tarballs
 (docker save, podman save, skopeo copy ... oci-archive:) into the runc backend's
-image store, so that a host without a registry can run them. runlet must not
-be running on the same --root-dir: it holds the store while it runs.
+image store, so that a host without a registry can run them. A runlet running
+on the same --root-dir takes the images through its store's socket; otherwise
+the store is opened directly.
 
 Usage:
   runlet image load [flags] FILE...
@@ -53,13 +54,13 @@ func imageMain(args []string) int {
 }
 
 func loadImages(ctx context.Context, storeDir string, files []string) error {
-	store, err := imagestore.Open(storeDir, imagestore.Options{})
+	load, done, err := imageLoader(ctx, storeDir)
 	if err != nil {
-		return fmt.Errorf("%w (is runlet running on this --root-dir?)", err)
+		return err
 	}
-	defer store.Close()
+	defer done()
 	for _, f := range files {
-		names, err := store.Load(ctx, f)
+		names, err := load(f)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
@@ -68,4 +69,17 @@ func loadImages(ctx context.Context, storeDir string, files []string) error {
 		}
 	}
 	return nil
+}
+
+// imageLoader loads through the socket of the runlet that holds the store,
+// else into the store opened here.
+func imageLoader(ctx context.Context, storeDir string) (load func(string) ([]string, error), done func(), err error) {
+	if imagestore.Serving(storeDir) {
+		return func(f string) ([]string, error) { return imagestore.LoadThrough(ctx, storeDir, f) }, func() {}, nil
+	}
+	store, err := imagestore.Open(storeDir, imagestore.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(f string) ([]string, error) { return store.Load(ctx, f) }, func() { _ = store.Close() }, nil
 }

@@ -3,12 +3,14 @@ package e2e
 import (
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/runlet/runlet/test/e2e/framework"
+	v1 "k8s.io/api/core/v1"
 )
 
 // TestRuncNode runs a node on the runc backend with the defaults a user
@@ -41,8 +43,21 @@ func TestRuncNode(t *testing.T) {
 		t.Errorf("after the restart: container %s, restartCount %d; want %s, 0", cs.ContainerID, cs.RestartCount, id)
 	}
 
-	framework.DeletePod(t, ns, pod.Name, nil)
-	framework.WaitForPodGone(t, ns, pod.Name, 90*time.Second)
+	loaded := loadWhileRunning(t, rl)
+	c := framework.Busybox("main", "echo", "from-a-loaded-image")
+	c.Image, c.ImagePullPolicy = loaded, v1.PullNever
+	lp := framework.PodFor(rl.NodeName, ns, "loaded", c)
+	lp.Spec.RestartPolicy = v1.RestartPolicyNever
+	framework.CreatePod(t, lp)
+	framework.WaitForPodPhase(t, ns, lp.Name, v1.PodSucceeded, 90*time.Second)
+	if out := framework.Kubectl(t, "logs", "-n", ns, lp.Name); out != "from-a-loaded-image\n" {
+		t.Errorf("kubectl logs of the loaded image's pod = %q", out)
+	}
+
+	for _, name := range []string{pod.Name, lp.Name} {
+		framework.DeletePod(t, ns, name, nil)
+		framework.WaitForPodGone(t, ns, name, 90*time.Second)
+	}
 	framework.Eventually(t, 60*time.Second, "the pod's sandbox and containers removed from the runc root", func() (bool, error) {
 		sbs, _ := os.ReadDir(filepath.Join(rl.RootDir, "runc", "s"))
 		ctrs, _ := os.ReadDir(filepath.Join(rl.RootDir, "runc", "c"))
@@ -53,4 +68,20 @@ func TestRuncNode(t *testing.T) {
 func inCIDR(ip net.IP, cidr string) bool {
 	_, n, err := net.ParseCIDR(cidr)
 	return err == nil && n.Contains(ip)
+}
+
+// loadWhileRunning loads an image under a name the node has never had into
+// the running runlet's store with `runlet image load`, and returns the name.
+func loadWhileRunning(t *testing.T, rl *framework.Runlet) string {
+	t.Helper()
+	name := "localhost/runlet/live-load:" + strings.ToLower(rl.NodeName)
+	framework.PodmanCLI(t, "tag", framework.BusyboxImage, name)
+	defer framework.PodmanCLI(t, "untag", name, name)
+	archive := filepath.Join(t.TempDir(), "live.tar")
+	framework.PodmanCLI(t, "save", "--format", "docker-archive", "-o", archive, name)
+	out, err := exec.Command(rl.Binary, "image", "load", "--root-dir", rl.RootDir, archive).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Loaded image: "+name) {
+		t.Fatalf("runlet image load into the running runlet: %v\n%s", err, out)
+	}
+	return name
 }

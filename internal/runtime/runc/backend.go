@@ -102,6 +102,9 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		return nil, err
 	}
 	b.learnRunning()
+	if b.ownsImages {
+		go b.serveImageLoads()
+	}
 	if opts.ImageGCHigh > 0 {
 		go b.gcLoop(opts.ImageGCHigh, opts.ImageGCLow)
 	}
@@ -116,6 +119,14 @@ func (b *Backend) Close() error {
 		return b.images.Close()
 	}
 	return nil
+}
+
+// serveImageLoads lets `runlet image load` reach the store while the
+// backend holds it.
+func (b *Backend) serveImageLoads() {
+	if err := b.images.Serve(b.ctx); err != nil && b.opts.Logf != nil {
+		b.opts.Logf("runc backend: `runlet image load` cannot reach this runlet: %v", err)
+	}
 }
 
 // Images is the backend's image store (for `runlet image load` and GC).

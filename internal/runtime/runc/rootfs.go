@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -52,15 +54,57 @@ func mountImage(target string, layers []string) error {
 	return mountOverlay(target, layers, "", unix.MS_RDONLY)
 }
 
-// mountOverlay mounts layers (base first) at target. Options too long for
-// one page name the layers relative to their common directory, from a
-// thread whose working directory is that directory, as containerd does.
+// mountOverlay mounts layers (base first) at target with the kernel's
+// overlay, or with fuse-overlayfs where the kernel refuses it: the root
+// directory on a filesystem overlay cannot write to (an overlay itself, as
+// in a container), or a kernel without overlay.
 func mountOverlay(target string, layers []string, rest string, flags uintptr) error {
+	err := kernelOverlay(target, layers, rest, flags)
+	if err == nil || !overlayRefused(err) {
+		return wrapMount(err)
+	}
+	fuse, lerr := exec.LookPath("fuse-overlayfs")
+	if lerr != nil {
+		return fmt.Errorf("%w; install fuse-overlayfs to run containers here", wrapMount(err))
+	}
+	if ferr := fuseOverlay(fuse, target, layers, rest, flags); ferr != nil {
+		return fmt.Errorf("%w; fuse-overlayfs: %w", wrapMount(err), ferr)
+	}
+	return nil
+}
+
+func overlayRefused(err error) bool {
+	return errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENODEV)
+}
+
+// fuseOverlay mounts layers at target with fuse-overlayfs, which goes to
+// the background and serves the mount until it is unmounted: the container
+// outlives runlet, and so does its root. allow_other lets the container's
+// users in, which FUSE otherwise keeps to the one who mounted.
+func fuseOverlay(fuse, target string, layers []string, rest string, flags uintptr) error {
+	lower := slices.Clone(layers)
+	slices.Reverse(lower)
+	opts := "lowerdir=" + strings.Join(lower, ":") + rest + ",allow_other"
+	if flags&unix.MS_RDONLY != 0 {
+		opts += ",ro"
+	}
+	cmd := exec.Command(fuse, "-o", opts, target)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// kernelOverlay mounts layers with the kernel's overlay. Options too long
+// for one page name the layers relative to their common directory, from a
+// thread whose working directory is that directory, as containerd does.
+func kernelOverlay(target string, layers []string, rest string, flags uintptr) error {
 	lower := slices.Clone(layers)
 	slices.Reverse(lower)
 	data := "lowerdir=" + strings.Join(lower, ":") + rest
 	if len(data) <= maxMountData {
-		return wrapMount(unix.Mount("overlay", target, "overlay", flags, data))
+		return unix.Mount("overlay", target, "overlay", flags, data)
 	}
 	dir := filepath.Dir(lower[0])
 	for i, l := range lower {
@@ -88,7 +132,7 @@ func mountOverlay(target string, layers []string, rest string, flags uintptr) er
 		}
 		errc <- unix.Mount("overlay", target, "overlay", flags, data)
 	}()
-	return wrapMount(<-errc)
+	return <-errc
 }
 
 func wrapMount(err error) error {

@@ -10,6 +10,7 @@
 //	layers/<hex>/   one layer's tree, named by the hex of its diffID: an overlay lower dir
 //	tmp/            unpacks, loads and index writes under way; emptied by Open
 //	lock            held by the one process that has the store open
+//	load.sock       where that process takes loads from others (Serve, LoadThrough)
 //
 // An image's ID is the digest of its manifest: a pull by tag and a pull by
 // digest meet at one record, and a name that moves to a new manifest leaves
