@@ -7,7 +7,6 @@ import (
 	"github.com/runlet/runlet/internal/podconfig"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // Run sends a snapshot to the api source whenever the pod set changed, and
@@ -21,15 +20,10 @@ func (p *Provider) Run(ctx context.Context, initialSync <-chan struct{}) {
 	}
 	p.awaitHandover(ctx)
 	p.markDirty()
-	reconcile := time.NewTicker(reconcilePeriod)
-	defer reconcile.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-reconcile.C:
-			p.reconcileStatuses()
-			continue
 		case <-p.dirty:
 		}
 		snap := p.snapshot()
@@ -117,34 +111,4 @@ func (p *Provider) adoptFinished() {
 
 func finished(pod *v1.Pod) bool {
 	return pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed
-}
-
-// HasAPIPod reports whether the API holds a pod with this UID on the node.
-func (p *Provider) HasAPIPod(uid types.UID) bool {
-	for _, pod := range p.nodePods() {
-		if pod.UID == uid {
-			return true
-		}
-	}
-	return false
-}
-
-// reconcilePeriod is how often statuses are compared with the API's. The
-// kubelet's status manager does it every 10 s; runlet does it twice as
-// often, because the framework drops an update after a few retries, so after
-// an apiserver outage this comparison is what brings the statuses back.
-const reconcilePeriod = 5 * time.Second
-
-// reconcileStatuses sends again the statuses the API does not show.
-func (p *Provider) reconcileStatuses() {
-	if p.cfg.APIPods == nil {
-		return
-	}
-	n := p.cfg.Status.Reconcile(func(pod *v1.Pod) (*v1.Pod, bool) {
-		cur, err := p.cfg.APIPods.Pods(pod.Namespace).Get(pod.Name)
-		return cur, err == nil && cur.UID == pod.UID
-	})
-	if n > 0 {
-		p.cfg.Log.WithField("pods", n).Info("statuses the API does not show are sent again")
-	}
 }

@@ -37,6 +37,8 @@ import (
 	vklog "github.com/virtual-kubelet/virtual-kubelet/log"
 	vklogrus "github.com/virtual-kubelet/virtual-kubelet/log/logrus"
 	"github.com/virtual-kubelet/virtual-kubelet/node"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	corev1listers "k8s.io/client-go/listers/core/v1"
@@ -102,7 +104,9 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	seedPodCIDRs(ownNode, podNet)
 	recorder, stopEvents := vknode.NewEventRecorder(client, "runlet", o.NodeName)
 	defer stopEvents()
-	core := newCore(ctx, o, client, backend, host, recorder, nodeIP, log, res, admit, podNet)
+	d := coreDeps{client: client, backend: backend, host: host, recorder: recorder, nodeIP: nodeIP, log: log,
+		res: res, admit: admit, network: podNet, pods: vknode.NewPodInformer(client, o.NodeName)}
+	core := newCore(ctx, o, d)
 
 	rotation, err := logs.New(logs.Config{Backend: backend, Running: core.runningContainers,
 		MaxSize: o.ContainerLogMaxSize, MaxFiles: o.ContainerLogMaxFiles, Log: log.WithField("component", "logs")})
@@ -113,7 +117,25 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	if metricsListener != nil {
 		go serveMetrics(ctx, metricsListener, healthChecks(client, backend, core), log)
 	}
-	return runNode(ctx, o, client, core, host, nodeIP, recorder, log, res)
+	return runNode(ctx, o, core, d)
+}
+
+// coreDeps is what the core and the node are built from, in this order.
+type coreDeps struct {
+	client   kubernetes.Interface
+	backend  runtime.Runtime
+	host     runtime.HostInfo
+	recorder record.EventRecorder
+	nodeIP   string
+	log      *logrus.Entry
+	res      nodeResources
+	admit    syncloop.Admitter
+	// network is the pod network; nil with a remote backend.
+	network *cni.Manager
+	// pods watches the pods bound to the node: the framework's pod
+	// controller, the status manager, the mirror manager and the
+	// orphan check all read it.
+	pods *vknode.PodInformer
 }
 
 // core is the kubelet core between the framework and the backend.
@@ -130,28 +152,32 @@ type core struct {
 	stats           *stats.Collector
 	nodeFs, imageFs string
 	eviction        *eviction.Manager
-	// provider exists only once the framework built the node.
-	provider atomic.Pointer[provider.Provider]
-	objects  podObjects
-	volumes  *volume.Manager
-	prober   *prober.Manager
+	pods            *vknode.PodInformer
+	objects         podObjects
+	volumes         *volume.Manager
+	prober          *prober.Manager
 	// node is what admission checks pods against, once the framework built it.
 	node atomic.Pointer[admitNode]
 	// network is the pod network; nil with a remote backend.
 	network *cni.Manager
 }
 
-func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt runtime.Runtime, host runtime.HostInfo, rec record.EventRecorder, nodeIP string, log *logrus.Entry, res nodeResources, admit syncloop.Admitter, podNet *cni.Manager) *core {
-	mirrors := mirror.New(mirror.Config{Client: client, NodeName: o.NodeName, Log: log.WithField("component", "mirror")})
-	rec = mirror.NewRecorder(rec, mirrors) // static pods' events land on their mirror pods
-	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: status.NewManager(), backend: rt, mirror: mirrors, network: podNet}
+func newCore(ctx context.Context, o *options, d coreDeps) *core {
+	client, rt, host, log, res := d.client, d.backend, d.host, d.log, d.res
+	mirrors := mirror.New(mirror.Config{Client: client, NodeName: o.NodeName, Log: log.WithField("component", "mirror"),
+		Pods: d.pods.Lister(), Synced: d.pods.Synced})
+	rec := mirror.NewRecorder(d.recorder, mirrors) // static pods' events land on their mirror pods
+	// The status manager alone writes pods' statuses to the API: through
+	// the framework, or itself where the framework does not (the final
+	// delete of a pod that terminated, statuses of terminal pods); it
+	// resyncs them with the API on its own.
+	sm := status.NewManager(status.Config{Writer: status.APIWriter{Pods: client.CoreV1()},
+		APIPods: apiPodOf(d.pods), Log: log.WithField("component", "status")})
+	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: sm, backend: rt, mirror: mirrors,
+		network: d.network, pods: d.pods}
 	c.pleg = pleg.New(rt, c.cache, o.PLEGRelistPeriod, log.WithField("component", "pleg"))
 	c.objects = newPodObjects(ctx, client)
 	c.volumes = newVolumes(ctx, o, client, c.objects, res.allocatable, log)
-	// Deleted API pods are removed from the apiserver once they terminated,
-	// not at the end of their grace period; terminal pods' statuses are
-	// written, which the framework does not do.
-	c.status.SetStatusWriter(status.APIWriter{Pods: client.CoreV1()}, log.WithField("component", "status"))
 	c.prober = prober.NewManager(prober.Config{Exec: rt, Status: c.status, Recorder: rec, Log: log.WithField("component", "prober")})
 	alloc, err := allocation.New(o.RootDir)
 	if err != nil {
@@ -161,14 +187,14 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 	mgr := kuberuntime.NewManager(kuberuntime.Config{
 		Runtime: rt, Recorder: rec, RuntimeName: host.RuntimeName, Owner: o.NodeName,
 		Dirs: poddir.New(o.RootDir), Volumes: c.volumes, Log: log.WithField("component", "kuberuntime"),
-		DNS: newDNSConfigurer(o, rec, nodeIP, log), ImagePullTimeout: o.ImagePullTimeout,
+		DNS: newDNSConfigurer(o, rec, d.nodeIP, log), ImagePullTimeout: o.ImagePullTimeout,
 		Liveness: c.prober.Liveness, Startup: c.prober.Startup,
 		Hooks:       lifecycle.NewRunner(rt, rec, log.WithField("component", "lifecycle")),
 		Node:        res.runtimeOptions(o),
-		Network:     podNetworkOf(podNet),
+		Network:     podNetworkOf(d.network),
 		Resources:   alloc,
 		Env:         envvars.NewResolver(objs),
-		HostIPs:     []string{nodeIP},
+		HostIPs:     []string{d.nodeIP},
 		PullSecrets: objs,
 	})
 	c.runtime = mgr
@@ -183,9 +209,9 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 		Runtime:      mgr,
 		Status:       c.status,
 		Recorder:     rec,
-		HostIPs:      []string{nodeIP},
+		HostIPs:      []string{d.nodeIP},
 		MaxPods:      o.MaxPods,
-		Admission:    admit,
+		Admission:    d.admit,
 		Allocation:   alloc,
 		Log:          log.WithField("component", "syncloop"),
 		Mirror:       c.mirror,
@@ -200,11 +226,31 @@ func newCore(ctx context.Context, o *options, client kubernetes.Interface, rt ru
 	return c
 }
 
-// inAPI reports a pod the API holds for the node; before the framework is up
-// nothing is known, so nothing counts as an orphan's yet either.
+// inAPI reports a pod the API holds for the node; before the node's pods
+// are known, nothing counts as an orphan's yet either.
 func (c *core) inAPI(uid types.UID) bool {
-	p := c.provider.Load()
-	return p == nil || p.HasAPIPod(uid)
+	if !c.pods.Synced() {
+		return true
+	}
+	pods, err := c.pods.Lister().List(labels.Everything())
+	if err != nil {
+		return true
+	}
+	for _, p := range pods {
+		if p.UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// apiPodOf finds the API's version of a pod (the same UID) in the node's
+// pod informer.
+func apiPodOf(pods *vknode.PodInformer) status.APIPod {
+	return func(pod *v1.Pod) (*v1.Pod, bool) {
+		cur, err := pods.Lister().Pods(pod.Namespace).Get(pod.Name)
+		return cur, err == nil && cur.UID == pod.UID
+	}
 }
 
 func (c *core) start(ctx context.Context) {
@@ -232,7 +278,8 @@ func (c *core) runningContainers() []string {
 // RuntimeStatus is the newest backend view of a pod, for the kubelet API.
 func (c *core) RuntimeStatus(uid types.UID) *runtime.PodStatus { return c.cache.Get(string(uid)) }
 
-func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *core, host runtime.HostInfo, nodeIP string, rec record.EventRecorder, log *logrus.Entry, res nodeResources) error {
+func runNode(ctx context.Context, o *options, c *core, d coreDeps) error {
+	client, host, nodeIP, rec, log, res := d.client, d.host, d.nodeIP, d.recorder, d.log, d.res
 	apiSource := c.config.Channel(podconfig.APISource)
 	if err := startStaticSources(ctx, o, c.config, client, log); err != nil {
 		return err
@@ -257,8 +304,6 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 			Stats: c.stats,
 		})
 		apiPods = pc.Pods
-		c.provider.Store(prov)
-		c.mirror.SetPodLister(pc.Pods)
 		np := nodeinfo.NewProvider(c.backend, pc.Node, plegHealth(c.pleg), networkHealth(c.network)).WithPressure(c.eviction.Pressure, rec)
 		go watchPodCIDRs(ctx, client, o.NodeName, c.network, o.PodCIDR, np.Refresh)
 		return prov, np, nil
@@ -273,7 +318,7 @@ func runNode(ctx context.Context, o *options, client kubernetes.Interface, c *co
 		return err
 	}
 	n, err := vknode.New(vknode.Config{
-		Name: o.NodeName, Client: client, EventRecorder: rec, Workers: o.PodSyncWorkers,
+		Name: o.NodeName, Client: client, EventRecorder: rec, Workers: o.PodSyncWorkers, Pods: d.pods,
 		ListenAddr: net.JoinHostPort(o.Address, strconv.Itoa(int(o.KubeletPort))), TLSConfig: tlsCfg, Handler: handler,
 		PodControllerOpts: []func(*node.PodControllerConfig) error{vknode.RaiseQueueLimits, func(pc *node.PodControllerConfig) error {
 			// Conditions others set on pods (readiness gates) reach runlet.

@@ -24,9 +24,11 @@ type Config struct {
 	Client   kubernetes.Interface
 	NodeName string
 	Log      logrus.FieldLogger
-	// Pods lists the pods bound to the node (the framework's informer);
-	// it may also be set later with SetPodLister.
+	// Pods lists the pods bound to the node (runlet's pod informer).
 	Pods corev1listers.PodLister
+	// Synced reports whether Pods has synced; until then nothing is
+	// reconciled, as the kubelet waits for its node. nil: it has.
+	Synced func() bool
 }
 
 // Manager creates, recreates, deletes and updates the status of mirror pods.
@@ -36,7 +38,6 @@ type Manager struct {
 	backoff *flowcontrol.Backoff
 
 	mu           sync.Mutex
-	lister       corev1listers.PodLister
 	static       map[string]*v1.Pod // by namespace/name: what the sources hold
 	terminating  map[string]*v1.Pod // by namespace/name: removed, still stopping
 	sourcesReady bool
@@ -50,21 +51,11 @@ func New(cfg Config) *Manager {
 		cfg:         cfg,
 		kick:        make(chan struct{}, 1),
 		backoff:     flowcontrol.NewBackOff(2*time.Second, time.Minute),
-		lister:      cfg.Pods,
 		static:      map[string]*v1.Pod{},
 		terminating: map[string]*v1.Pod{},
 		statuses:    map[types.UID]*v1.Pod{},
 		dirty:       sets.New[types.UID](),
 	}
-}
-
-// SetPodLister sets the node's pod lister once the framework has built it.
-// Until then nothing is reconciled, as the kubelet waits for its node.
-func (m *Manager) SetPodLister(l corev1listers.PodLister) {
-	m.mu.Lock()
-	m.lister = l
-	m.mu.Unlock()
-	m.signal()
 }
 
 // Sync hands over the static pods the sources hold and those still
@@ -137,10 +128,12 @@ func (m *Manager) signal() {
 	}
 }
 
+// podLister is the node's pod lister once it has synced, else nil.
 func (m *Manager) podLister() corev1listers.PodLister {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.lister
+	if m.cfg.Synced != nil && !m.cfg.Synced() {
+		return nil
+	}
+	return m.cfg.Pods
 }
 
 // pruneStatusesLocked forgets statuses of static pods that are gone.

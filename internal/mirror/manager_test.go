@@ -265,9 +265,8 @@ func TestRunWithInformer(t *testing.T) {
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
 	log, _ := logtest.NewNullLogger()
-	m := New(Config{Client: client, NodeName: nodeName, Log: log})
+	m := New(Config{Client: client, NodeName: nodeName, Log: log, Pods: lister})
 	go m.Run(ctx)
-	m.SetPodLister(lister)
 	static := []*v1.Pod{staticPod("web", "h1")}
 	go wait.Until(func() { m.Sync(static, nil, true) }, 20*time.Millisecond, ctx.Done())
 

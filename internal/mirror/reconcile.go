@@ -23,7 +23,7 @@ type state struct {
 func (m *Manager) snapshot() state {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	st := state{lister: m.lister, sourcesReady: m.sourcesReady, keep: map[string]bool{}}
+	st := state{lister: m.podLister(), sourcesReady: m.sourcesReady, keep: map[string]bool{}}
 	for name, p := range m.static {
 		st.static = append(st.static, p)
 		st.keep[name] = true

@@ -33,20 +33,22 @@ var ErrPodGone = errors.New("pod is gone from the API")
 // deleted pod (canBeDeleted, then the delete in syncPod): once the pod
 // worker reports the pod finished (containers stopped, backend objects
 // removed), its terminal status is written and the object deleted with
-// grace 0 and a UID precondition. Without it the object would stay until
-// the framework's timer at the end of the grace period (30 s by default).
+// grace 0 and a UID precondition. It is the only delete of a pod that
+// terminated: the framework's force deletes come back to runlet as graceful
+// deletes (internal/vknode), so the API always gets the final status first.
 type apiSync struct {
-	mu     sync.Mutex
 	writer StatusWriter
 	log    logrus.FieldLogger
+
+	mu sync.Mutex
 	// pending pods to write, true for those to delete after.
 	pending map[types.UID]bool
 	active  map[types.UID]struct{}
 	kick    chan struct{}
 }
 
-func newAPISync() *apiSync {
-	return &apiSync{pending: map[types.UID]bool{}, active: map[types.UID]struct{}{}, kick: make(chan struct{}, 1)}
+func newAPISync(w StatusWriter, log logrus.FieldLogger) *apiSync {
+	return &apiSync{writer: w, log: log, pending: map[types.UID]bool{}, active: map[types.UID]struct{}{}, kick: make(chan struct{}, 1)}
 }
 
 // Retry bounds of an API write that failed (e.g. the apiserver is away).
@@ -57,14 +59,6 @@ const (
 	// open hundreds of requests at once.
 	apiWorkers = 8
 )
-
-// SetStatusWriter enables the manager's own API writes; log receives their
-// failures.
-func (m *Manager) SetStatusWriter(w StatusWriter, log logrus.FieldLogger) {
-	m.api.mu.Lock()
-	defer m.api.mu.Unlock()
-	m.api.writer, m.api.log = w, log
-}
 
 // PodTerminated records that the pod worker finished pod: every container
 // stopped and its backend objects are removed (the kubelet's podIsFinished).
@@ -161,7 +155,7 @@ func (m *Manager) syncAPI(ctx context.Context, uid types.UID, del bool) {
 		if !ok {
 			return
 		}
-		log := m.api.logger().WithField("pod", pod.Namespace+"/"+pod.Name)
+		log := m.api.log.WithField("pod", pod.Namespace+"/"+pod.Name)
 		var err error
 		switch {
 		case del && !isTerminal(pod.Status.Phase):
@@ -170,9 +164,9 @@ func (m *Manager) syncAPI(ctx context.Context, uid types.UID, del bool) {
 			log.Warn("deleted pod finished without a terminal phase; left for the grace period's end")
 			return
 		case del:
-			err = m.api.statusWriter().DeletePod(ctx, pod)
+			err = m.api.writer.DeletePod(ctx, pod)
 		default:
-			err = m.api.statusWriter().WriteStatus(ctx, pod)
+			err = m.api.writer.WriteStatus(ctx, pod)
 		}
 		if err == nil || errors.Is(err, ErrPodGone) {
 			return
@@ -185,19 +179,4 @@ func (m *Manager) syncAPI(ctx context.Context, uid types.UID, del bool) {
 		}
 		delay = min(2*delay, apiRetryMax)
 	}
-}
-
-func (s *apiSync) statusWriter() StatusWriter {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.writer
-}
-
-func (s *apiSync) logger() logrus.FieldLogger {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.log == nil {
-		return logrus.StandardLogger()
-	}
-	return s.log
 }

@@ -52,9 +52,8 @@ func deletedPod() *v1.Pod {
 // is handed to the deleter with its terminal status, after a failure too;
 // a pod without a deletion timestamp is never deleted.
 func TestFinalDeleteAfterTermination(t *testing.T) {
-	m := NewManager()
 	d := &recordingDeleter{fails: 1, calls: make(chan struct{}, 10)}
-	m.SetStatusWriter(d, logtest.Discard())
+	m := NewManager(Config{Writer: d, Log: logtest.Discard()})
 	m.SetNotifier(func(*v1.Pod) {})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -85,9 +84,8 @@ func TestFinalDeleteAfterTermination(t *testing.T) {
 // TestFinalDeleteNeedsTerminalPhase: the kubelet deletes only a pod whose
 // status is terminal.
 func TestFinalDeleteNeedsTerminalPhase(t *testing.T) {
-	m := NewManager()
 	d := &recordingDeleter{calls: make(chan struct{}, 10)}
-	m.SetStatusWriter(d, logtest.Discard())
+	m := NewManager(Config{Writer: d, Log: logtest.Discard()})
 	pod := deletedPod()
 	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning})
 	m.syncAPI(context.Background(), pod.UID, true)
@@ -100,9 +98,8 @@ func TestFinalDeleteNeedsTerminalPhase(t *testing.T) {
 // terminal goes to the API directly (the framework skips terminal pods), a
 // change to a running pod's does not.
 func TestTerminalStatusWritten(t *testing.T) {
-	m := NewManager()
 	d := &recordingDeleter{calls: make(chan struct{}, 10)}
-	m.SetStatusWriter(d, logtest.Discard())
+	m := NewManager(Config{Writer: d, Log: logtest.Discard()})
 	m.SetNotifier(func(*v1.Pod) {})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,17 +26,38 @@ type Manager struct {
 	now      func() time.Time
 	// api writes what the framework does not: statuses of terminal pods,
 	// the final delete of pods that finished terminating.
-	api *apiSync
+	api     *apiSync
+	apiPods APIPod
+	log     logrus.FieldLogger
 }
 
-// NewManager returns a manager that pushes through notify once Run starts.
-func NewManager() *Manager {
+// Config is what a Manager writes to and compares with.
+type Config struct {
+	// Writer, if set, does the manager's own API writes: the statuses of
+	// pods already terminal there and the final delete of pods that
+	// finished terminating.
+	Writer StatusWriter
+	// APIPods, if set, gives the API's version of a pod: every
+	// reconcilePeriod, statuses the API does not show are sent again.
+	APIPods APIPod
+	// Log receives the failures of the manager's own writes.
+	Log logrus.FieldLogger
+}
+
+// NewManager returns a manager that pushes through the notifier once Run
+// starts.
+func NewManager(cfg Config) *Manager {
+	if cfg.Log == nil {
+		cfg.Log = logrus.StandardLogger()
+	}
 	return &Manager{
 		statuses: map[types.UID]*v1.Pod{},
 		dirty:    map[types.UID]struct{}{},
 		kick:     make(chan struct{}, 1),
 		now:      time.Now,
-		api:      newAPISync(),
+		api:      newAPISync(cfg.Writer, cfg.Log),
+		apiPods:  cfg.APIPods,
+		log:      cfg.Log,
 	}
 }
 
@@ -124,14 +146,25 @@ func (m *Manager) Delete(uid types.UID) {
 	delete(m.dirty, uid)
 }
 
-// Run delivers queued notifications, and does the manager's own API writes,
-// until ctx ends.
+// Run delivers queued notifications, does the manager's own API writes and
+// resyncs statuses with the API, until ctx ends.
 func (m *Manager) Run(ctx context.Context) {
 	go m.runAPISync(ctx)
+	var resync <-chan time.Time
+	if m.apiPods != nil {
+		t := time.NewTicker(reconcilePeriod)
+		defer t.Stop()
+		resync = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-resync:
+			if n := m.Reconcile(m.apiPods); n > 0 {
+				m.log.WithField("pods", n).Info("statuses the API does not show are sent again")
+			}
+			continue
 		case <-m.kick:
 		}
 		for _, p := range m.drain() {

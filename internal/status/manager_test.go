@@ -26,7 +26,7 @@ func findCond(s v1.PodStatus, typ v1.PodConditionType) v1.PodCondition {
 }
 
 func newTestManager(now *time.Time) *Manager {
-	m := NewManager()
+	m := NewManager(Config{})
 	m.now = func() time.Time { return *now }
 	m.SetNotifier(func(*v1.Pod) {})
 	return m
@@ -110,7 +110,7 @@ func TestManagerTerminalIsFinal(t *testing.T) {
 func TestManagerNotifiesFromItsOwnGoroutine(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m := NewManager()
+	m := NewManager(Config{})
 	pod := testPod(v1.RestartPolicyAlways, "c")
 	m.SetPodStatus(pod, st(v1.PodPending, v1.ConditionFalse)) // before any notifier: queued
 	got := make(chan *v1.Pod)                                 // unbuffered: a synchronous call would block the caller forever

@@ -2,11 +2,18 @@ package status
 
 import (
 	"sort"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// reconcilePeriod is how often statuses are compared with the API's. The
+// kubelet's status manager does it every 10 s; runlet does it twice as
+// often, because the framework drops an update after a few retries, so after
+// an apiserver outage this comparison is what brings the statuses back.
+const reconcilePeriod = 5 * time.Second
 
 // APIPod returns the API's current version of the pod (the same UID), if
 // the API holds it.

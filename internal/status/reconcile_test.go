@@ -14,7 +14,7 @@ func rpod(uid string) *v1.Pod {
 }
 
 func TestReconcileResendsOnlyWhatDiffers(t *testing.T) {
-	m := NewManager()
+	m := NewManager(Config{})
 	started := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 123456789, time.UTC))
 	running := v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{
 		Name: "c", Ready: true, State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: started}}}},

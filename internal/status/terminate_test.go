@@ -10,7 +10,7 @@ import (
 // containers terminated with 137; before initialization only the first init
 // container is marked so.
 func TestTerminatePod(t *testing.T) {
-	m := NewManager()
+	m := NewManager(Config{})
 	pod := testPod(v1.RestartPolicyAlways, "c")
 	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodPending, ContainerStatuses: []v1.ContainerStatus{
 		{Name: "c", State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "ErrImagePull"}}}}})
@@ -39,7 +39,7 @@ func TestTerminatePod(t *testing.T) {
 
 // TestDelayTerminal: no terminal phase while a container still runs.
 func TestDelayTerminal(t *testing.T) {
-	m := NewManager()
+	m := NewManager(Config{})
 	pod := testPod(v1.RestartPolicyAlways, "c")
 	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning})
 	st := v1.PodStatus{Phase: v1.PodFailed, Reason: "DeadlineExceeded"}

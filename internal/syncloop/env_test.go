@@ -105,8 +105,7 @@ func newLoopEnv(t *testing.T, opts envOptions) *loopEnv {
 	if !opts.apiOnly {
 		e.file = mux.Channel(podconfig.FileSource)
 	}
-	e.sm = status.NewManager()
-	e.sm.SetStatusWriter(e, log)
+	e.sm = status.NewManager(status.Config{Writer: e, Log: log})
 	e.sm.SetNotifier(func(p *v1.Pod) {
 		e.mu.Lock()
 		e.latest[p.UID] = p

@@ -38,7 +38,33 @@ type Config struct {
 	EventRecorder record.EventRecorder
 	// PodControllerOpts adjust the pod controller's config before it is built.
 	PodControllerOpts []func(*node.PodControllerConfig) error
+	// Pods is the informer of the pods bound to the node (NewPodInformer),
+	// which runlet's own parts read too. Run starts it.
+	Pods *PodInformer
 }
+
+// PodInformer watches the pods bound to one node.
+type PodInformer struct {
+	factory  *coreFactory
+	informer corev1informers.PodInformer
+}
+
+// NewPodInformer returns the informer of the pods bound to node name; it
+// runs once the node runs.
+func NewPodInformer(client kubernetes.Interface, name string) *PodInformer {
+	f := newCoreFactory(client, podResync)
+	inf := corev1informers.New(f, v1.NamespaceAll, func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", name).String()
+	}).Pods()
+	inf.Informer() // made now, so that Start runs it
+	return &PodInformer{factory: f, informer: inf}
+}
+
+// Lister lists the node's pods from the informer's cache.
+func (p *PodInformer) Lister() corev1listers.PodLister { return p.informer.Lister() }
+
+// Synced reports whether the cache has been filled once.
+func (p *PodInformer) Synced() bool { return p.informer.Informer().HasSynced() }
 
 // ProviderConfig is what a provider is built from: the pods bound to the
 // node, and the Node object it fills in before registration.
@@ -66,13 +92,10 @@ func New(cfg Config, newProvider NewProviderFunc) (*Node, error) {
 	if _, _, err := net.SplitHostPort(cfg.ListenAddr); err != nil {
 		return nil, fmt.Errorf("kubelet listen address: %w", err)
 	}
-	if cfg.Client == nil || cfg.EventRecorder == nil {
-		return nil, errors.New("vknode: a client and an event recorder are required")
+	if cfg.Client == nil || cfg.EventRecorder == nil || cfg.Pods == nil {
+		return nil, errors.New("vknode: a client, an event recorder and a pod informer are required")
 	}
-	pods := newCoreFactory(cfg.Client, podResync)
-	podInformer := corev1informers.New(pods, v1.NamespaceAll, func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", cfg.Name).String()
-	}).Pods()
+	podInformer := cfg.Pods.informer
 	spec := baseNode(cfg.Name)
 	p, np, err := newProvider(ProviderConfig{Pods: podInformer.Lister(), Node: spec})
 	if err != nil {
@@ -87,7 +110,7 @@ func New(cfg Config, newProvider NewProviderFunc) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Node{cfg: cfg, nc: nc, pc: pc, pods: pods, ready: make(chan struct{}), done: make(chan struct{})}, nil
+	return &Node{cfg: cfg, nc: nc, pc: pc, pods: cfg.Pods.factory, ready: make(chan struct{}), done: make(chan struct{})}, nil
 }
 
 // PodController is the node's pod controller.

@@ -86,7 +86,7 @@ func TestNodeRegistersAndRunsItsPods(t *testing.T) {
 	rec := record.NewFakeRecorder(10)
 	addr := freeAddr(t)
 	n, err := New(Config{
-		Name: "n1", Client: client, EventRecorder: rec, Workers: 1, ListenAddr: addr,
+		Name: "n1", Client: client, EventRecorder: rec, Workers: 1, ListenAddr: addr, Pods: NewPodInformer(client, "n1"),
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
 		Handler:   http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }),
 	}, func(pc ProviderConfig) (node.PodLifecycleHandler, node.NodeProvider, error) {
@@ -134,7 +134,8 @@ func TestNodeRegistersAndRunsItsPods(t *testing.T) {
 }
 
 func TestNewRefusesABadAddress(t *testing.T) {
-	_, err := New(Config{Name: "n1", Client: fake.NewClientset(), EventRecorder: record.NewFakeRecorder(1), ListenAddr: "nope"}, nil)
+	client := fake.NewClientset()
+	_, err := New(Config{Name: "n1", Client: client, EventRecorder: record.NewFakeRecorder(1), ListenAddr: "nope", Pods: NewPodInformer(client, "n1")}, nil)
 	if err == nil {
 		t.Error("listen address without a port accepted")
 	}
