@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"time"
 
@@ -71,6 +72,16 @@ type options struct {
 	PodMaxPids                   int64
 	AllowedUnsafeSysctls         []string
 	SeccompDefault               bool
+
+	// Parsed while the values are checked, before anything starts.
+	reserved       []namedReservation // --system-reserved, --kube-reserved
+	manifestHeader http.Header        // --manifest-url-header
+}
+
+// namedReservation is a parsed reservation flag and its name.
+type namedReservation struct {
+	flag string
+	list v1.ResourceList
 }
 
 func parseFlags(args []string) (*options, error) {

@@ -24,18 +24,11 @@ type nodeResources struct {
 
 func newNodeResources(o *options, log *logrus.Entry) (nodeResources, error) {
 	var r nodeResources
-	for _, f := range []struct {
-		name string
-		m    map[string]string
-	}{{"--system-reserved", o.SystemReserved}, {"--kube-reserved", o.KubeReserved}} {
-		l, err := nodeinfo.ParseReservation(f.m)
-		if err != nil {
-			return r, fmt.Errorf("%s: %w", f.name, err)
+	for _, f := range o.reserved {
+		if _, ok := f.list[nodeinfo.ResourcePID]; ok {
+			log.Warnf("%s: the pid reservation is accepted but not enforced: runlet has no node-level cgroup for pods (use --pod-max-pids)", f.flag)
 		}
-		if _, ok := l[nodeinfo.ResourcePID]; ok {
-			log.Warnf("%s: the pid reservation is accepted but not enforced: runlet has no node-level cgroup for pods (use --pod-max-pids)", f.name)
-		}
-		r.reserved = append(r.reserved, l)
+		r.reserved = append(r.reserved, f.list)
 	}
 	capacity, err := nodeinfo.Capacity(nodeinfo.Options{MaxPods: o.MaxPods, StoragePath: storagePath(o.RootDir)})
 	if err != nil {

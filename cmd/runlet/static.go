@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/sirupsen/logrus"
@@ -22,12 +21,8 @@ func startStaticSources(ctx context.Context, o *options, cfg *podconfig.Config, 
 	}
 	rec := newSourceRecorder(ctx, client, o.NodeName)
 	if o.ManifestURL != "" {
-		header, err := podconfig.ParseURLHeaders(o.ManifestURLHeader)
-		if err != nil {
-			return fmt.Errorf("--manifest-url-header: %w", err)
-		}
 		go podconfig.RunHTTPSource(ctx, podconfig.HTTPSourceConfig{
-			URL: o.ManifestURL, Header: header, NodeName: o.NodeName, Recorder: rec,
+			URL: o.ManifestURL, Header: o.manifestHeader, NodeName: o.NodeName, Recorder: rec,
 			Updates: cfg.Channel(podconfig.HTTPSource), Log: log.WithField("source", podconfig.HTTPSource),
 		})
 	}

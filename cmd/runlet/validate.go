@@ -63,13 +63,16 @@ func (o *options) validateLimits() error {
 	case o.PodMaxPids == 0 || o.PodMaxPids < -1:
 		return fmt.Errorf("--pod-max-pids must be positive, or -1 for no limit, not %d", o.PodMaxPids)
 	}
+	o.reserved = nil
 	for _, f := range []struct {
 		name string
 		m    map[string]string
 	}{{"--system-reserved", o.SystemReserved}, {"--kube-reserved", o.KubeReserved}} {
-		if _, err := nodeinfo.ParseReservation(f.m); err != nil {
+		l, err := nodeinfo.ParseReservation(f.m)
+		if err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
+		o.reserved = append(o.reserved, namedReservation{flag: f.name, list: l})
 	}
 	return nil
 }
@@ -84,9 +87,11 @@ func (o *options) validateFiles() error {
 	if o.ManifestURL == "" && len(o.ManifestURLHeader) > 0 {
 		return fmt.Errorf("--manifest-url-header needs --manifest-url")
 	}
-	if _, err := podconfig.ParseURLHeaders(o.ManifestURLHeader); err != nil {
+	h, err := podconfig.ParseURLHeaders(o.ManifestURLHeader)
+	if err != nil {
 		return fmt.Errorf("--manifest-url-header: %w", err)
 	}
+	o.manifestHeader = h
 	return nil
 }
 
