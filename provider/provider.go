@@ -1,5 +1,6 @@
 // Package provider is the virtual-kubelet edge: the framework's pod calls
 // become the "api" pod-config source, and statuses flow back via NotifyPods.
+// The kubelet API's paths are internal/streaming's.
 package provider
 
 import (
@@ -8,14 +9,12 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/podconfig"
-	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/status"
 	"github.com/runlet/runlet/internal/telemetry"
 	"github.com/sirupsen/logrus"
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 )
 
@@ -25,22 +24,11 @@ type Config struct {
 	// Source is where the api source's snapshots go.
 	Source chan<- []*v1.Pod
 	Status *status.Manager
-	// Runtime's streaming role and Pods back the kubelet API handlers
-	// (logs, exec, attach, port-forward).
-	Runtime runtime.Streamer
-	Pods    PodLookup
-	// APIPods is the framework's informer view of pods bound to the node.
+	// APIPods is the informer view of pods bound to the node.
 	APIPods corev1listers.PodLister
 	Log     logrus.FieldLogger
-	// Static, if set, takes static pods' statuses and finds them by name.
+	// Static, if set, takes static pods' statuses.
 	Static StaticPods
-	// Stats computes /stats/summary and /metrics/resource (internal/stats).
-	Stats StatsSource
-}
-
-// PodLookup finds the backend view of a running pod for the kubelet API.
-type PodLookup interface {
-	RuntimeStatus(uid types.UID) *runtime.PodStatus
 }
 
 // StaticPods is the mirror pod manager as the provider sees it.
@@ -48,8 +36,6 @@ type StaticPods interface {
 	// UpdateStatus routes a static pod's status to its mirror pod; the
 	// framework cannot write it (the static pod's UID is not the mirror's).
 	UpdateStatus(pod *v1.Pod)
-	// StaticPod finds a static pod by its (mirror pod's) name.
-	StaticPod(namespace, name string) (*v1.Pod, bool)
 }
 
 // Provider implements the framework's pod lifecycle and notifier interfaces.

@@ -6,28 +6,16 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/podconfig"
-	"github.com/runlet/runlet/internal/runtime"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // fakeStatic records the statuses routed to mirror pods.
 type fakeStatic struct {
 	statuses chan *v1.Pod
-	pods     map[string]*v1.Pod
 }
 
 func (f *fakeStatic) UpdateStatus(p *v1.Pod) { f.statuses <- p }
-
-func (f *fakeStatic) StaticPod(ns, name string) (*v1.Pod, bool) {
-	p, ok := f.pods[ns+"/"+name]
-	return p, ok
-}
-
-type noRuntime struct{}
-
-func (noRuntime) RuntimeStatus(uid types.UID) *runtime.PodStatus { return &runtime.PodStatus{} }
 
 func TestStaticStatusGoesToMirrorManager(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -69,18 +57,5 @@ func TestDeleteMirrorPodKeepsStaticPod(t *testing.T) {
 	}
 	if got := f.snap(); len(got) != 0 {
 		t.Errorf("the api source now holds %v", got)
-	}
-}
-
-// TestStaticPodContainerLookup: the kubelet API (logs, exec) finds a static
-// pod by its mirror pod's name.
-func TestStaticPodContainerLookup(t *testing.T) {
-	f := newFixture(t)
-	static := ppod("web-n1", "us")
-	f.p.cfg.Static = &fakeStatic{pods: map[string]*v1.Pod{"ns/web-n1": static}}
-	f.p.cfg.Pods = noRuntime{}
-	_, _, err := f.p.container(context.Background(), "ns", "web-n1", "c", false)
-	if err == nil || err.Error() != `container "c" in pod "web-n1" not found` {
-		t.Errorf("container lookup = %v, want the static pod found (and its container missing)", err)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/stats"
 	"github.com/runlet/runlet/internal/status"
+	"github.com/runlet/runlet/internal/streaming"
 	"github.com/runlet/runlet/internal/syncloop"
 	"github.com/runlet/runlet/internal/telemetry"
 	"github.com/runlet/runlet/internal/vknode"
@@ -299,9 +300,8 @@ func runNode(ctx context.Context, o *options, c *core, d coreDeps) error {
 		}
 		c.node.Store(newAdmitNode(client, pc.Node))
 		prov = provider.New(provider.Config{
-			NodeName: o.NodeName, Source: apiSource, Status: c.status, Runtime: c.backend,
-			Pods: c, APIPods: pc.Pods, Log: log.WithField("component", "provider"), Static: c.mirror,
-			Stats: c.stats,
+			NodeName: o.NodeName, Source: apiSource, Status: c.status,
+			APIPods: pc.Pods, Log: log.WithField("component", "provider"), Static: c.mirror,
 		})
 		apiPods = pc.Pods
 		np := nodeinfo.NewProvider(c.backend, pc.Node, plegHealth(c.pleg), networkHealth(c.network)).WithPressure(c.eviction.Pressure, rec)
@@ -332,7 +332,8 @@ func runNode(ctx context.Context, o *options, c *core, d coreDeps) error {
 	// runlet's own metrics, as the kubelet serves its /metrics on its
 	// authenticated port (nodes/metrics); --metrics-addr is the loopback copy.
 	mux.Handle("/metrics", promhttp.Handler())
-	mux.Handle("/", kubeletserver.Routes(prov, apiPods))
+	streams := streaming.New(streaming.Config{Pods: prov, Static: c.mirror, Backend: c, Runtime: c.backend, Stats: c.stats})
+	mux.Handle("/", kubeletserver.Routes(streams, prov.GetPods, apiPods))
 	c.start(ctx)
 	go prov.Run(ctx, n.PodController().Ready())
 	go func() {

@@ -23,9 +23,9 @@ const (
 	StreamCreationTimeout = 30 * time.Second
 )
 
-// Provider is what the kubelet API paths ask of the provider.
-type Provider interface {
-	GetPods(context.Context) ([]*v1.Pod, error)
+// Streams is what the kubelet API's container and stats paths ask of the
+// node (internal/streaming).
+type Streams interface {
 	GetContainerLogs(ctx context.Context, namespace, podName, containerName string, opts api.ContainerLogOpts) (io.ReadCloser, error)
 	RunInContainer(ctx context.Context, namespace, podName, containerName string, cmd []string, attach api.AttachIO) error
 	AttachToContainer(ctx context.Context, namespace, podName, containerName string, attach api.AttachIO) error
@@ -35,12 +35,13 @@ type Provider interface {
 }
 
 // Routes serves the kubelet API paths (logs, exec, attach, port-forward,
-// pods, stats, metrics, /debug/pprof) on p. It is virtual-kubelet's AttachProviderRoutes with one
+// pods, stats, metrics, /debug/pprof): the streams and stats on p, /pods
+// from pods (the node's pods with their statuses) and apiPods. It is virtual-kubelet's AttachProviderRoutes with one
 // fix: virtual-kubelet v1.14.1's api.PodHandler hands the port-forward
 // server its idle and creation timeouts swapped (a forward dies after 30 s
 // idle, and a client that never opens its streams is waited for 4 h), so
 // /portForward is routed here first with the timeouts the right way round.
-func Routes(p Provider, apiPods corev1listers.PodLister) http.Handler {
+func Routes(p Streams, pods func(context.Context) ([]*v1.Pod, error), apiPods corev1listers.PodLister) http.Handler {
 	r := mux.NewRouter()
 	r.StrictSlash(true)
 	r.HandleFunc("/portForward/{namespace}/{pod}", api.HandlePortForward(p.PortForward,
@@ -52,7 +53,7 @@ func Routes(p Provider, apiPods corev1listers.PodLister) http.Handler {
 		RunInContainer:    p.RunInContainer,
 		AttachToContainer: p.AttachToContainer,
 		GetContainerLogs:  p.GetContainerLogs,
-		GetPods:           p.GetPods,
+		GetPods:           pods,
 		GetPodsFromKubernetes: func(context.Context) ([]*v1.Pod, error) {
 			return apiPods.List(labels.Everything())
 		},

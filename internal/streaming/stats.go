@@ -1,4 +1,4 @@
-package provider
+package streaming
 
 import (
 	"context"
@@ -15,17 +15,17 @@ type StatsSource interface {
 }
 
 // GetStatsSummary returns the node's /stats/summary.
-func (p *Provider) GetStatsSummary(ctx context.Context) (*statsv1alpha1.Summary, error) {
-	if p.cfg.Stats == nil {
+func (s *Server) GetStatsSummary(ctx context.Context) (*statsv1alpha1.Summary, error) {
+	if s.cfg.Stats == nil {
 		return nil, errdefs.NotFound("stats are not collected on this node")
 	}
-	return p.cfg.Stats.Summary(ctx)
+	return s.cfg.Stats.Summary(ctx)
 }
 
 // GetMetricsResource returns the node's /metrics/resource families.
-func (p *Provider) GetMetricsResource(ctx context.Context) ([]*dto.MetricFamily, error) {
-	if p.cfg.Stats == nil {
+func (s *Server) GetMetricsResource(ctx context.Context) ([]*dto.MetricFamily, error) {
+	if s.cfg.Stats == nil {
 		return nil, errdefs.NotFound("stats are not collected on this node")
 	}
-	return p.cfg.Stats.ResourceMetrics(ctx), nil
+	return s.cfg.Stats.ResourceMetrics(ctx), nil
 }

@@ -1,4 +1,9 @@
-package provider
+// Package streaming answers the kubelet API's container and node paths:
+// logs (also --previous), exec, attach and port-forward through the
+// backend's streaming role, and /stats/summary and /metrics/resource. Pods
+// are found as the kubelet finds them: an API pod by name with its newest
+// status, or a static pod by its mirror pod's name.
+package streaming
 
 import (
 	"context"
@@ -10,15 +15,46 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilexec "k8s.io/utils/exec"
 )
 
+// Pods finds an API pod with its newest status (the provider).
+type Pods interface {
+	GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error)
+}
+
+// StaticPods finds a static pod by its mirror pod's name.
+type StaticPods interface {
+	StaticPod(namespace, name string) (*v1.Pod, bool)
+}
+
+// RuntimeStatuses gives the backend's newest view of a pod.
+type RuntimeStatuses interface {
+	RuntimeStatus(uid types.UID) *runtime.PodStatus
+}
+
+// Config is what a Server answers from.
+type Config struct {
+	Pods    Pods
+	Static  StaticPods // optional
+	Backend RuntimeStatuses
+	Runtime runtime.Streamer
+	Stats   StatsSource // optional: without it the stats paths answer NotFound
+}
+
+// Server implements the kubelet API paths virtual-kubelet routes.
+type Server struct{ cfg Config }
+
+// New returns a Server.
+func New(cfg Config) *Server { return &Server{cfg: cfg} }
+
 // lookupPod finds a pod the kubelet API may address: an API pod, or a
 // static pod by its mirror pod's name (which is what kubectl names).
-func (p *Provider) lookupPod(ctx context.Context, namespace, podName string) (*v1.Pod, error) {
-	pod, err := p.GetPod(ctx, namespace, podName)
-	if err != nil && p.cfg.Static != nil {
-		if sp, ok := p.cfg.Static.StaticPod(namespace, podName); ok {
+func (s *Server) lookupPod(ctx context.Context, namespace, podName string) (*v1.Pod, error) {
+	pod, err := s.cfg.Pods.GetPod(ctx, namespace, podName)
+	if err != nil && s.cfg.Static != nil {
+		if sp, ok := s.cfg.Static.StaticPod(namespace, podName); ok {
 			pod, err = sp, nil
 		}
 	}
@@ -26,12 +62,12 @@ func (p *Provider) lookupPod(ctx context.Context, namespace, podName string) (*v
 }
 
 // container finds the newest backend container of a pod's container.
-func (p *Provider) container(ctx context.Context, namespace, podName, name string, previous bool) (*v1.Pod, *runtime.Container, error) {
-	pod, err := p.lookupPod(ctx, namespace, podName)
+func (s *Server) container(ctx context.Context, namespace, podName, name string, previous bool) (*v1.Pod, *runtime.Container, error) {
+	pod, err := s.lookupPod(ctx, namespace, podName)
 	if err != nil {
 		return nil, nil, err
 	}
-	ps := p.cfg.Pods.RuntimeStatus(pod.UID)
+	ps := s.cfg.Backend.RuntimeStatus(pod.UID)
 	cur, prev := ps.Latest(name)
 	if previous {
 		cur = prev
@@ -52,8 +88,8 @@ func (p *Provider) container(ctx context.Context, namespace, podName, name strin
 }
 
 // GetContainerLogs streams a container's log.
-func (p *Provider) GetContainerLogs(ctx context.Context, namespace, podName, containerName string, opts api.ContainerLogOpts) (io.ReadCloser, error) {
-	_, c, err := p.container(ctx, namespace, podName, containerName, opts.Previous)
+func (s *Server) GetContainerLogs(ctx context.Context, namespace, podName, containerName string, opts api.ContainerLogOpts) (io.ReadCloser, error) {
+	_, c, err := s.container(ctx, namespace, podName, containerName, opts.Previous)
 	if err != nil {
 		return nil, err
 	}
@@ -69,20 +105,20 @@ func (p *Provider) GetContainerLogs(ctx context.Context, namespace, podName, con
 	}
 	pr, pw := io.Pipe()
 	go func() {
-		pw.CloseWithError(p.cfg.Runtime.Logs(ctx, c.ID, lo, pw, pw))
+		pw.CloseWithError(s.cfg.Runtime.Logs(ctx, c.ID, lo, pw, pw))
 	}()
 	return pr, nil
 }
 
 // RunInContainer runs cmd in the container (kubectl exec).
-func (p *Provider) RunInContainer(ctx context.Context, namespace, podName, containerName string, cmd []string, attach api.AttachIO) error {
-	c, err := p.runningContainer(ctx, namespace, podName, containerName)
+func (s *Server) RunInContainer(ctx context.Context, namespace, podName, containerName string, cmd []string, attach api.AttachIO) error {
+	c, err := s.runningContainer(ctx, namespace, podName, containerName)
 	if err != nil {
 		return err
 	}
 	done := make(chan struct{})
 	defer close(done)
-	code, err := p.cfg.Runtime.Exec(ctx, c.ID, cmd, streamIO(attach, done))
+	code, err := s.cfg.Runtime.Exec(ctx, c.ID, cmd, streamIO(attach, done))
 	if err != nil {
 		return err
 	}
@@ -93,20 +129,20 @@ func (p *Provider) RunInContainer(ctx context.Context, namespace, podName, conta
 }
 
 // AttachToContainer attaches to the container's main process.
-func (p *Provider) AttachToContainer(ctx context.Context, namespace, podName, containerName string, attach api.AttachIO) error {
-	c, err := p.runningContainer(ctx, namespace, podName, containerName)
+func (s *Server) AttachToContainer(ctx context.Context, namespace, podName, containerName string, attach api.AttachIO) error {
+	c, err := s.runningContainer(ctx, namespace, podName, containerName)
 	if err != nil {
 		return err
 	}
 	done := make(chan struct{})
 	defer close(done)
-	return p.cfg.Runtime.Attach(ctx, c.ID, streamIO(attach, done))
+	return s.cfg.Runtime.Attach(ctx, c.ID, streamIO(attach, done))
 }
 
 // runningContainer finds the container exec and attach act on: only a
 // running one will do.
-func (p *Provider) runningContainer(ctx context.Context, namespace, podName, containerName string) (*runtime.Container, error) {
-	_, c, err := p.container(ctx, namespace, podName, containerName, false)
+func (s *Server) runningContainer(ctx context.Context, namespace, podName, containerName string) (*runtime.Container, error) {
+	_, c, err := s.container(ctx, namespace, podName, containerName, false)
 	if err != nil {
 		return nil, err
 	}
@@ -117,16 +153,16 @@ func (p *Provider) runningContainer(ctx context.Context, namespace, podName, con
 }
 
 // PortForward connects stream to a port in the pod's network namespace.
-func (p *Provider) PortForward(ctx context.Context, namespace, podName string, port int32, stream io.ReadWriteCloser) error {
-	pod, err := p.lookupPod(ctx, namespace, podName)
+func (s *Server) PortForward(ctx context.Context, namespace, podName string, port int32, stream io.ReadWriteCloser) error {
+	pod, err := s.lookupPod(ctx, namespace, podName)
 	if err != nil {
 		return err
 	}
-	sb := p.cfg.Pods.RuntimeStatus(pod.UID).Sandbox()
+	sb := s.cfg.Backend.RuntimeStatus(pod.UID).Sandbox()
 	if sb == nil {
 		return fmt.Errorf("pod %q has no running sandbox", podName)
 	}
-	return p.cfg.Runtime.PortForward(ctx, sb.ID, port, stream)
+	return s.cfg.Runtime.PortForward(ctx, sb.ID, port, stream)
 }
 
 // streamIO adapts the framework's streams; done ends the resize relay.
