@@ -55,9 +55,9 @@ test-e2e: deps cp
 
 # test-e2e-runc: the backend matrix's second column: the end-to-end tests again with every runlet on the
 # runc backend. Their checks speak Kubernetes, or ask the backend through the framework (Sandboxes,
-# Containers, RecordExits, KillContainer), whichever it is. Podman-only: the tests of podman itself (its
-# service killed or remote, its pods removed behind runlet's back, its events, the chart,
-# which runs runlet on podman) and TestDiskPressureEvicts, whose 64Mi root cannot also hold runc's images.
+# Containers, NewestRuns, RecordExits, KillContainer), whichever it is. Podman-only: the tests of podman
+# itself (its service killed or remote, its pods removed behind runlet's back, the chart, which runs
+# runlet on podman) and TestDiskPressureEvicts, whose 64Mi root cannot also hold runc's images.
 RUNC_E2E_TESTS ?= TestRuncNode TestClusterNetwork TestObservedGeneration TestLifecycleHooks TestHostNetworkPodEnv \
 	TestImagePulls TestProbes TestReadinessGates TestInPlaceResize TestServicesAndDNS TestStatusReconciled \
 	TestVolumes TestNetworkFaults TestBadInput TestPodOSRejection TestEphemeralContainers \
@@ -66,7 +66,7 @@ RUNC_E2E_TESTS ?= TestRuncNode TestClusterNetwork TestObservedGeneration TestLif
 	TestSecurityContext TestStaticPodFromFile TestStaticPodFromURL TestStaticPodReAdded TestKubeletAPI \
 	TestPodNetwork TestMissingClusterDNS TestCrashLoopBackOff TestSecurityBootstrapServingCert TestSecurity \
 	TestSecurityAlwaysAllow TestTermination TestTakenPortIsFatal TestClientCAFromTheCluster \
-	TestFaultSIGKILLWith50Pods TestFaultAPIServerStopped60s TestContainerLogRotation
+	TestFaultSIGKILLWith50Pods TestFaultAPIServerStopped60s TestContainerLogRotation TestSidecars
 # space is one blank: the list above is joined with | into one -run pattern
 space := $(subst x, ,x)
 test-e2e-runc: deps cp

@@ -1,16 +1,12 @@
 package e2e
 
 import (
-	"encoding/json"
-	"fmt"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/runlet/runlet/test/e2e/framework"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestSidecars runs native sidecars (init containers with restartPolicy
@@ -72,22 +68,6 @@ func defaultGrace(p *v1.Pod) *v1.Pod {
 	return p
 }
 
-// inspectByName inspects the newest podman container of each container name of the pod.
-func inspectByName(t *testing.T, uid types.UID) map[string]*framework.PodmanInspect {
-	out := map[string]*framework.PodmanInspect{}
-	for _, c := range framework.PodContainers(t, uid) {
-		name := c.Labels["io.runlet.container.name"]
-		if c.IsInfra || name == "" {
-			continue
-		}
-		in := framework.InspectContainer(t, c.ID)
-		if cur, ok := out[name]; !ok || in.State.StartedAt.After(cur.State.StartedAt) {
-			out[name] = in
-		}
-	}
-	return out
-}
-
 func initStatus(p *v1.Pod, name string) *v1.ContainerStatus {
 	for i := range p.Status.InitContainerStatuses {
 		if p.Status.InitContainerStatuses[i].Name == name {
@@ -123,25 +103,24 @@ func testSidecarOrder(t *testing.T, node, ns string) {
 		t.Errorf("init2: %+v; want terminated 0", cs)
 	}
 
-	in := inspectByName(t, created.UID)
-	order := []struct{ before, after string }{{"sc1", "init2"}, {"init2", "sc3"}, {"sc3", "main"}}
-	for _, o := range order {
-		if in[o.before] == nil || in[o.after] == nil {
-			t.Fatalf("containers %v", in)
+	in := framework.NewestRuns(t, created.UID)
+	for _, n := range []string{"sc1", "init2", "sc3", "main"} {
+		if _, ok := in[n]; !ok {
+			t.Fatalf("containers %v; want sc1, init2, sc3 and main", in)
 		}
 	}
-	if !in["sc1"].State.StartedAt.Before(in["init2"].State.StartedAt) {
-		t.Errorf("init2 started %v, before sc1 %v", in["init2"].State.StartedAt, in["sc1"].State.StartedAt)
+	if !in["sc1"].StartedAt.Before(in["init2"].StartedAt) {
+		t.Errorf("init2 started %v, before sc1 %v", in["init2"].StartedAt, in["sc1"].StartedAt)
 	}
-	if !in["init2"].State.FinishedAt.Before(in["sc3"].State.StartedAt) {
-		t.Errorf("sc3 started %v, before init2 finished %v", in["sc3"].State.StartedAt, in["init2"].State.FinishedAt)
+	if !in["init2"].FinishedAt.Before(in["sc3"].StartedAt) {
+		t.Errorf("sc3 started %v, before init2 finished %v", in["sc3"].StartedAt, in["init2"].FinishedAt)
 	}
-	if !in["sc3"].State.StartedAt.Before(in["main"].State.StartedAt) {
-		t.Errorf("main started %v, before sc3 %v", in["main"].State.StartedAt, in["sc3"].State.StartedAt)
+	if !in["sc3"].StartedAt.Before(in["main"].StartedAt) {
+		t.Errorf("main started %v, before sc3 %v", in["main"].StartedAt, in["sc3"].StartedAt)
 	}
 
 	// sc1 dies: it is restarted, the main container is left alone.
-	framework.PodmanCLI(t, "kill", in["sc1"].ID)
+	framework.KillContainer(t, initStatus(p, "sc1").ContainerID)
 	p = framework.WaitForPod(t, ns, pod.Name, 60*time.Second, func(p *v1.Pod) bool {
 		cs := initStatus(p, "sc1")
 		return cs != nil && cs.RestartCount == 1 && cs.State.Running != nil
@@ -154,11 +133,10 @@ func testSidecarOrder(t *testing.T, node, ns string) {
 	}
 
 	// Deleted: main first, then sc3, then sc1.
-	since := time.Now()
+	exits := framework.RecordExits(t, created.UID)
 	framework.DeletePod(t, ns, pod.Name, nil)
 	framework.WaitForPodGone(t, ns, pod.Name, 60*time.Second)
-	died := diedOrder(t, created.UID, since)
-	if strings.Join(died, ",") != "main,sc3,sc1" {
+	if died := exits.Order("sc1", "sc3", "main"); strings.Join(died, ",") != "main,sc3,sc1" {
 		t.Errorf("containers died in order %v; want main, sc3, sc1", died)
 	}
 }
@@ -177,47 +155,14 @@ func testSidecarsStopAfterMain(t *testing.T, node, ns string) {
 			t.Errorf("sidecar %s: %+v; want terminated", n, cs)
 		}
 	}
-	in := inspectByName(t, created.UID)
-	if !in["main"].State.FinishedAt.Before(in["sc2"].State.FinishedAt) || !in["sc2"].State.FinishedAt.Before(in["sc1"].State.FinishedAt) {
+	in := framework.NewestRuns(t, created.UID)
+	if !in["main"].FinishedAt.Before(in["sc2"].FinishedAt) || !in["sc2"].FinishedAt.Before(in["sc1"].FinishedAt) {
 		t.Errorf("finished main %v, sc2 %v, sc1 %v; want in that order",
-			in["main"].State.FinishedAt, in["sc2"].State.FinishedAt, in["sc1"].State.FinishedAt)
+			in["main"].FinishedAt, in["sc2"].FinishedAt, in["sc1"].FinishedAt)
 	}
 	for _, n := range []string{"sc1", "sc2"} {
-		if in[n].State.ExitCode != 0 {
-			t.Errorf("%s exited %d; want 0 (stopped by SIGTERM, not killed)", n, in[n].State.ExitCode)
+		if in[n].ExitCode != 0 {
+			t.Errorf("%s exited %d; want 0 (stopped by SIGTERM, not killed)", n, in[n].ExitCode)
 		}
 	}
-}
-
-// diedOrder lists the pod's containers in the order podman reported them
-// dead since t (its events carry nanosecond times), without the infra one.
-func diedOrder(t *testing.T, uid types.UID, since time.Time) []string {
-	out := framework.PodmanCLI(t, "events", "--stream=false", "--since", since.Format(time.RFC3339Nano),
-		"--filter", "event=died", "--filter", "label="+framework.LabelPodUID+"="+string(uid), "--format", "json")
-	type event struct {
-		Time       time.Time         `json:"Time"`
-		Attributes map[string]string `json:"Attributes"`
-	}
-	var evs []event
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if line == "" {
-			continue
-		}
-		var e event
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			t.Fatalf("podman event %q: %v", line, err)
-		}
-		if e.Attributes["io.runlet.container.name"] != "" {
-			evs = append(evs, e)
-		}
-	}
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Time.Before(evs[j].Time) })
-	var names []string
-	for _, e := range evs {
-		names = append(names, e.Attributes["io.runlet.container.name"])
-	}
-	if len(names) == 0 {
-		t.Fatalf("no died events for pod %s: %s", uid, fmt.Sprint(out))
-	}
-	return names
 }

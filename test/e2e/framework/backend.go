@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/runtime/conmon"
+
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -310,4 +312,49 @@ func ContainerLogPath(t testing.TB, id string) string {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// ContainerRun is one run of a pod's container as the backend recorded it,
+// to the nanosecond.
+type ContainerRun struct {
+	ID                    string
+	StartedAt, FinishedAt time.Time // FinishedAt is zero while it runs
+	ExitCode              int
+}
+
+// NewestRuns gives the newest run of each of a pod's containers, by name:
+// podman's inspect, or runc's records and conmon's exit files.
+func NewestRuns(t testing.TB, uid types.UID) map[string]ContainerRun {
+	t.Helper()
+	out := map[string]ContainerRun{}
+	keep := func(name string, r ContainerRun) {
+		if cur, ok := out[name]; name != "" && (!ok || r.StartedAt.After(cur.StartedAt)) {
+			out[name] = r
+		}
+	}
+	roots := runcRoots()
+	for _, c := range Containers(t, uid) {
+		r := ContainerRun{ID: c.ID, StartedAt: c.StartedAt}
+		if runcRoot(roots, c.ID) == "" {
+			in := InspectContainer(t, c.ID)
+			r.StartedAt, r.FinishedAt, r.ExitCode = in.State.StartedAt, in.State.FinishedAt, in.State.ExitCode
+			if in.State.Running {
+				r.FinishedAt = time.Time{}
+			}
+		} else if exit, err := conmon.ReadExit(filepath.Join(runcRoot(roots, c.ID), "exits", c.ID)); err == nil {
+			r.FinishedAt, r.ExitCode = exit.FinishedAt, exit.Code
+		}
+		keep(c.Name(), r)
+	}
+	return out
+}
+
+// runcRoot is the runc root that holds container id, or "".
+func runcRoot(roots []string, id string) string {
+	for _, root := range roots {
+		if fileExists(filepath.Join(root, "c", id, "container.json")) {
+			return root
+		}
+	}
+	return ""
 }

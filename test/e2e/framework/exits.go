@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -24,13 +26,18 @@ type ExitRecorder struct {
 	since time.Time
 
 	mu    sync.Mutex
-	codes map[string]int // container name → exit code (runc)
+	exits map[string]exit // container name → its exit (runc)
+}
+
+type exit struct {
+	code int
+	at   time.Time
 }
 
 // RecordExits starts recording; it ends with the test.
 func RecordExits(t testing.TB, uid types.UID) *ExitRecorder {
 	t.Helper()
-	r := &ExitRecorder{t: t, uid: uid, since: time.Now(), codes: map[string]int{}}
+	r := &ExitRecorder{t: t, uid: uid, since: time.Now(), exits: map[string]exit{}}
 	names := map[string]string{} // container ID → name
 	for _, c := range Containers(t, uid) {
 		names[c.ID] = c.Name()
@@ -43,9 +50,9 @@ func RecordExits(t testing.TB, uid types.UID) *ExitRecorder {
 		t.Cleanup(func() { _ = w.Close() })
 		go w.Run(context.Background(), func(id, path string) bool {
 			if name, ok := names[id]; ok {
-				if exit, err := conmon.ReadExit(path); err == nil {
+				if e, err := conmon.ReadExit(path); err == nil {
 					r.mu.Lock()
-					r.codes[name] = exit.Code
+					r.exits[name] = exit{code: e.Code, at: e.FinishedAt}
 					r.mu.Unlock()
 				}
 			}
@@ -56,43 +63,60 @@ func RecordExits(t testing.TB, uid types.UID) *ExitRecorder {
 }
 
 // Code is the exit code of the pod's container name, waiting up to 20 s
-// for it (podman writes its events log asynchronously); -1 if none came.
+// for it (podman writes its events log asynchronously); the test fails if
+// none comes.
 func (r *ExitRecorder) Code(name string) int {
 	r.t.Helper()
-	code := -1
+	return r.wait(name).code
+}
+
+// Order gives names in the order their containers exited (the backend's
+// times are to the nanosecond), each waited for as Code waits.
+func (r *ExitRecorder) Order(names ...string) []string {
+	r.t.Helper()
+	at := map[string]time.Time{}
+	for _, n := range names {
+		at[n] = r.wait(n).at
+	}
+	out := slices.Clone(names)
+	sort.SliceStable(out, func(i, j int) bool { return at[out[i]].Before(at[out[j]]) })
+	return out
+}
+
+func (r *ExitRecorder) wait(name string) exit {
+	r.t.Helper()
+	var got exit
 	Eventually(r.t, 20*time.Second, "the exit of "+name, func() (bool, error) {
 		r.mu.Lock()
-		c, ok := r.codes[name]
+		e, ok := r.exits[name]
 		r.mu.Unlock()
-		if ok {
-			code = c
-			return true, nil
+		if ok || !podmanInUse() {
+			got = e
+			return ok, nil
 		}
-		if !podmanInUse() {
-			return false, nil
-		}
-		code, ok = r.podmanDied(name)
+		got, ok = r.podmanDied(name)
 		return ok, nil
 	})
-	return code
+	return got
 }
 
 // podmanDied reads podman's died event of the container name since the
 // recorder started.
-func (r *ExitRecorder) podmanDied(name string) (int, bool) {
+func (r *ExitRecorder) podmanDied(name string) (exit, bool) {
 	out, err := PodmanCLIE("events", "--stream=false", "--since", r.since.Format(time.RFC3339Nano),
 		"--filter", "event=died", "--filter", "label="+LabelPodUID+"="+string(r.uid), "--format", "json")
 	if err != nil {
-		return -1, false
+		return exit{}, false
 	}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		var e struct {
+			Time              time.Time         `json:"Time"`
 			ContainerExitCode int               `json:"ContainerExitCode"`
 			Attributes        map[string]string `json:"Attributes"`
 		}
 		if json.Unmarshal([]byte(line), &e) == nil && e.Attributes[LabelContainerName] == name {
-			return e.ContainerExitCode, true
+			return exit{code: e.ContainerExitCode, at: e.Time}, true
 		}
 	}
-	return -1, false
+	return exit{}, false
 }
