@@ -37,20 +37,6 @@ func (p *Provider) takeConditions(api *v1.Pod) {
 	p.markDirty()
 }
 
-// keepForeignConditions puts the API's current foreign conditions into a
-// status about to be written: the write replaces the whole status, and must
-// not wipe what others set since runlet generated it.
-func (p *Provider) keepForeignConditions(pod *v1.Pod) {
-	if p.cfg.APIPods == nil {
-		return
-	}
-	api, err := p.cfg.APIPods.Pods(pod.Namespace).Get(pod.Name)
-	if err != nil || api.UID != pod.UID {
-		return
-	}
-	status.KeepForeignConditions(&pod.Status, api.Status.Conditions)
-}
-
 func foreignConditionsEqual(a, b []v1.PodCondition) bool {
 	fa, fb := foreign(a), foreign(b)
 	if len(fa) != len(fb) {

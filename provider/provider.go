@@ -229,7 +229,6 @@ func (p *Provider) NotifyPods(ctx context.Context, cb func(*v1.Pod)) {
 		p.mu.Unlock()
 		if ok {
 			p.cfg.Log.WithFields(logrus.Fields{"pod": key(pod.Namespace, pod.Name), "phase": pod.Status.Phase}).Debug("status to the API")
-			p.keepForeignConditions(pod)
 			cb(pod)
 		}
 	})

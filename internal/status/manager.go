@@ -168,8 +168,22 @@ func (m *Manager) Run(ctx context.Context) {
 		case <-m.kick:
 		}
 		for _, p := range m.drain() {
+			m.keepForeignConditions(p)
 			m.notifier()(p)
 		}
+	}
+}
+
+// keepForeignConditions puts the API's current foreign conditions (those
+// others set, such as readiness gates') into a status about to be sent: the
+// write replaces the whole status, and must not wipe what others set since
+// runlet generated it.
+func (m *Manager) keepForeignConditions(pod *v1.Pod) {
+	if m.apiPods == nil {
+		return
+	}
+	if api, ok := m.apiPods(pod); ok {
+		KeepForeignConditions(&pod.Status, api.Status.Conditions)
 	}
 }
 

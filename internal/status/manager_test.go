@@ -140,3 +140,33 @@ func TestManagerNotifiesFromItsOwnGoroutine(t *testing.T) {
 	}
 	recv(v1.PodRunning)
 }
+
+// TestSentStatusKeepsForeignConditions: a status sent upstream carries the
+// conditions others set as the API holds them now, not as runlet saw them.
+func TestSentStatusKeepsForeignConditions(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gate := v1.PodCondition{Type: "example.com/gate", Status: v1.ConditionTrue}
+	pod := testPod(v1.RestartPolicyAlways, "c")
+	inAPI := pod.DeepCopy()
+	flipped := gate
+	flipped.Status = v1.ConditionFalse
+	inAPI.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse}, flipped}
+	m := NewManager(Config{APIPods: func(p *v1.Pod) (*v1.Pod, bool) { return inAPI, p.UID == inAPI.UID }})
+	sent := make(chan *v1.Pod, 1)
+	m.SetNotifier(func(p *v1.Pod) { sent <- p })
+	go m.Run(ctx)
+	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}, gate}})
+	select {
+	case p := <-sent:
+		var got []string
+		for _, c := range p.Status.Conditions {
+			got = append(got, string(c.Type)+"="+string(c.Status))
+		}
+		if len(got) != 2 || got[0] != "Ready=True" || got[1] != "example.com/gate=False" {
+			t.Fatalf("sent conditions %v; want runlet's Ready and the API's gate", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no status sent")
+	}
+}
