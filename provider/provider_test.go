@@ -255,22 +255,35 @@ func TestPodReplacedUnderSameName(t *testing.T) {
 	}
 }
 
-// TestFinishedPodsAdopted: pods that ended before runlet started are never
-// handed over by the framework; runlet takes them on so their containers and
-// logs stay until the pods are deleted.
-func TestFinishedPodsAdopted(t *testing.T) {
+// TestFirstSnapshotHoldsTheNodesPods: the api source starts from every pod
+// the API binds to the node, whether the framework has handed it over yet
+// or never will (a pod that ended before runlet started), deleting ones
+// with their deletion; mirror pods are not the source's.
+func TestFirstSnapshotHoldsTheNodesPods(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := ppod("job", "uj")
 	done.Status.Phase = v1.PodSucceeded
-	f := newFixture(t, done)
+	now := metav1.Now()
+	deleting := ppod("going", "ug")
+	deleting.DeletionTimestamp = &now
+	mirror := ppod("static-n1", "um")
+	mirror.Annotations = map[string]string{podconfig.ConfigMirrorAnnotation: "hash"}
+	f := newFixture(t, done, ppod("late", "ul"), deleting, mirror)
 	initial := make(chan struct{})
 	go f.p.Run(ctx, initial)
 	close(initial)
 	select {
 	case snap := <-f.source:
-		if len(snap) != 1 || snap[0].UID != "uj" || snap[0].Status.Phase != v1.PodSucceeded {
-			t.Errorf("first snapshot = %v; want the finished pod with its API status", snap)
+		got := map[string]*v1.Pod{}
+		for _, p := range snap {
+			got[p.Name] = p
+		}
+		if len(got) != 3 || got["job"] == nil || got["late"] == nil || got["going"] == nil {
+			t.Fatalf("first snapshot = %v; want job, late and going", got)
+		}
+		if got["job"].Status.Phase != v1.PodSucceeded || got["going"].DeletionTimestamp == nil {
+			t.Errorf("first snapshot lost the API's status or deletion: job %s, going %v", got["job"].Status.Phase, got["going"].DeletionTimestamp)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no snapshot")
