@@ -15,18 +15,18 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// ExitRecorder collects the exit codes the backend records for a pod's
-// containers from the moment it was made: podman's died events, or the
-// exit files conmon writes for the runc backend, read as they appear
-// (runlet removes a deleted pod's containers, and their records, moments
-// later).
+// ExitRecorder collects the exits the backend records for a pod's
+// containers from the moment it was made: the exit files conmon writes, for
+// podman and the runc backend alike, read as they appear (runlet removes a
+// deleted pod's containers, and their records, moments later). podman's
+// died events stand in where its exit directory cannot be found.
 type ExitRecorder struct {
 	t     testing.TB
 	uid   types.UID
 	since time.Time
 
 	mu    sync.Mutex
-	exits map[string]exit // container name → its exit (runc)
+	exits map[string]exit // container name → its exit
 }
 
 type exit struct {
@@ -42,8 +42,8 @@ func RecordExits(t testing.TB, uid types.UID) *ExitRecorder {
 	for _, c := range Containers(t, uid) {
 		names[c.ID] = c.Name()
 	}
-	for _, root := range runcRoots() {
-		w, err := conmon.WatchExits(filepath.Join(root, "exits"))
+	for _, dir := range exitDirs(t, uid) {
+		w, err := conmon.WatchExits(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,6 +60,30 @@ func RecordExits(t testing.TB, uid types.UID) *ExitRecorder {
 		})
 	}
 	return r
+}
+
+// exitDirs are the directories conmon writes the pod's containers' exits
+// to: each runc backend's, and podman's, read from its conmons' command
+// lines.
+func exitDirs(t testing.TB, uid types.UID) []string {
+	roots := runcRoots()
+	seen := map[string]bool{}
+	var dirs []string
+	add := func(d string) {
+		if d != "" && !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	for _, root := range roots {
+		add(filepath.Join(root, "exits"))
+	}
+	for _, c := range Containers(t, uid) {
+		if runcRoot(roots, c.ID) == "" && c.Running {
+			add(conmon.ExitDir(InspectContainer(t, c.ID).State.ConmonPid))
+		}
+	}
+	return dirs
 }
 
 // Code is the exit code of the pod's container name, waiting up to 20 s
@@ -94,6 +118,7 @@ func (r *ExitRecorder) wait(name string) exit {
 			got = e
 			return ok, nil
 		}
+		// podman's events log is written asynchronously: only a stand-in.
 		got, ok = r.podmanDied(name)
 		return ok, nil
 	})

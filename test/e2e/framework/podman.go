@@ -254,6 +254,7 @@ type PodmanInspect struct {
 		Paused     bool      `json:"Paused"`
 		OOMKilled  bool      `json:"OOMKilled"`
 		Pid        int       `json:"Pid"`
+		ConmonPid  int       `json:"ConmonPid"`
 		ExitCode   int       `json:"ExitCode"`
 		StartedAt  time.Time `json:"StartedAt"`
 		FinishedAt time.Time `json:"FinishedAt"`
