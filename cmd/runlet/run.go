@@ -178,7 +178,7 @@ func newCore(ctx context.Context, o *options, d coreDeps) *core {
 		network: d.network, pods: d.pods}
 	c.pleg = pleg.New(rt, c.cache, o.PLEGRelistPeriod, log.WithField("component", "pleg"))
 	c.objects = newPodObjects(ctx, client)
-	c.volumes = newVolumes(ctx, o, client, c.objects, res.allocatable, log)
+	c.volumes = newVolumes(ctx, o, d, c.objects, rec)
 	c.prober = prober.NewManager(prober.Config{Exec: rt, Status: c.status, Recorder: rec, Log: log.WithField("component", "prober")})
 	alloc, err := allocation.New(o.RootDir)
 	if err != nil {

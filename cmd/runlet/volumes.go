@@ -6,13 +6,13 @@ import (
 
 	"github.com/runlet/runlet/internal/envvars"
 	"github.com/runlet/runlet/internal/objects"
+	"github.com/runlet/runlet/internal/podcertificate"
 	"github.com/runlet/runlet/internal/poddir"
 	"github.com/runlet/runlet/internal/token"
 	"github.com/runlet/runlet/internal/trustbundle"
 	"github.com/runlet/runlet/internal/volume"
-	"github.com/sirupsen/logrus"
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
 )
 
 // objectResync is how often pods' volumes are re-read (the pods' resync);
@@ -43,11 +43,16 @@ func newPodObjects(ctx context.Context, client kubernetes.Interface) podObjects 
 }
 
 // newVolumes is the pods' volume manager: its files under --root-dir,
-// tokens from the TokenRequest API, trust anchors from ClusterTrustBundles.
-func newVolumes(ctx context.Context, o *options, client kubernetes.Interface, objs podObjects, allocatable v1.ResourceList, log *logrus.Entry) *volume.Manager {
+// tokens from the TokenRequest API, trust anchors from ClusterTrustBundles,
+// pod certificates from PodCertificateRequests.
+func newVolumes(ctx context.Context, o *options, d coreDeps, objs podObjects, rec record.EventRecorder) *volume.Manager {
+	client, log := d.client, d.log
+	certs := podcertificate.New(podcertificate.Config{Client: client, NodeName: o.NodeName, Recorder: rec,
+		Log: log.WithField("component", "podcertificate")}, ctx.Done())
 	return volume.NewManager(volume.Config{
 		Dirs: poddir.New(o.RootDir), ConfigMaps: objs.configMaps, Secrets: objs.secrets,
-		Tokens: token.NewManager(client, ctx.Done()), TrustBundles: trustbundle.New(client, ctx.Done()), Client: client,
-		ResourceFieldRef: envvars.ResourceFieldValue, NodeAllocatable: allocatable, Log: log.WithField("component", "volume"),
+		Tokens: token.NewManager(client, ctx.Done()), TrustBundles: trustbundle.New(client, ctx.Done()),
+		PodCertificates: certs, Client: client,
+		ResourceFieldRef: envvars.ResourceFieldValue, NodeAllocatable: d.res.allocatable, Log: log.WithField("component", "volume"),
 	})
 }

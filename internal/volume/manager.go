@@ -58,6 +58,15 @@ type TrustBundles interface {
 	BySigner(ctx context.Context, signer string, sel *metav1.LabelSelector, allowMissing bool) ([]byte, error)
 }
 
+// PodCertificates issues pods' certificates (internal/podcertificate).
+type PodCertificates interface {
+	// Credentials are the PEM key and chain of a podCertificate source,
+	// once issued.
+	Credentials(pod *v1.Pod, volume string, index int, src *v1.PodCertificateProjection) (key, chain []byte, err error)
+	// Forget drops what is kept for a pod that is gone.
+	Forget(uid types.UID)
+}
+
 // Config wires a Manager. Without ConfigMaps, Secrets, Tokens, TrustBundles or Client the
 // volumes needing them fail to mount with an error saying so.
 type Config struct {
@@ -67,6 +76,8 @@ type Config struct {
 	Tokens     Tokens
 	// TrustBundles serves clusterTrustBundle projections.
 	TrustBundles TrustBundles
+	// PodCertificates serves podCertificate projections.
+	PodCertificates PodCertificates
 	// Client reads persistentVolumeClaims and persistentVolumes.
 	Client kubernetes.Interface
 	// ResourceFieldRef resolves a downward API resourceFieldRef of a

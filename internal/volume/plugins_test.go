@@ -2,6 +2,8 @@ package volume
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestEmptyDir: a 0777 directory on disk; medium Memory is a tmpfs sized by
@@ -233,5 +236,57 @@ func TestUnsupported(t *testing.T) {
 		errs[0].Error() != `MountVolume.SetUp failed for volume "n" : runlet does not support nfs volumes` ||
 		errs[1].Error() != `MountVolume.SetUp failed for volume "c" : runlet does not support csi volumes` {
 		t.Fatalf("ready=%v errs=%v", ready, errs)
+	}
+}
+
+// fakeCerts serves nothing until chain is set.
+type fakeCerts struct {
+	key, chain []byte
+	asked      []string // volume/index of each call
+	forgot     []types.UID
+}
+
+func (f *fakeCerts) Credentials(_ *v1.Pod, volume string, index int, _ *v1.PodCertificateProjection) ([]byte, []byte, error) {
+	f.asked = append(f.asked, fmt.Sprintf("%s/%d", volume, index))
+	if f.chain == nil {
+		return nil, nil, errors.New("waiting for signer x")
+	}
+	return f.key, f.chain, nil
+}
+
+func (f *fakeCerts) Forget(uid types.UID) { f.forgot = append(f.forgot, uid) }
+
+// TestProjectedPodCertificate: the volume waits for the issued credentials,
+// then holds them in the files the source names (the bundle is the key,
+// then the chain); the pod's teardown forgets them.
+func TestProjectedPodCertificate(t *testing.T) {
+	e := newTestEnv(t)
+	certs := &fakeCerts{}
+	e.m.cfg.PodCertificates = certs
+	pod := testPod(v1.Volume{Name: "pc", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{DefaultMode: int32p(0644),
+		Sources: []v1.VolumeProjection{
+			{DownwardAPI: &v1.DownwardAPIProjection{Items: []v1.DownwardAPIVolumeFile{
+				{Path: "namespace", FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
+			{PodCertificate: &v1.PodCertificateProjection{SignerName: "x", KeyType: "ED25519",
+				CredentialBundlePath: "bundle.pem", KeyPath: "key.pem", CertificateChainPath: "chain.pem"}},
+		}}}})
+	ready, errs := e.m.SetUpPod(context.Background(), pod)
+	if ready || len(errs) != 1 || errs[0].Error() != `MountVolume.SetUp failed for volume "pc" : waiting for signer x` {
+		t.Fatalf("before issuance: ready=%v errs=%v", ready, errs)
+	}
+	certs.key, certs.chain = []byte("KEY\n"), []byte("CHAIN\n")
+	e.setUp(pod)
+	dir := e.volumeDir(pod, projectedPlugin, "pc")
+	if e.read(dir, "bundle.pem") != "KEY\nCHAIN\n" || e.read(dir, "key.pem") != "KEY\n" || e.read(dir, "chain.pem") != "CHAIN\n" {
+		t.Errorf("bundle %q key %q chain %q", e.read(dir, "bundle.pem"), e.read(dir, "key.pem"), e.read(dir, "chain.pem"))
+	}
+	if certs.asked[0] != "pc/1" {
+		t.Errorf("asked for %v; want the volume and the source's index", certs.asked)
+	}
+	if err := e.m.TearDownPod(pod.UID); err != nil {
+		t.Fatal(err)
+	}
+	if len(certs.forgot) != 1 || certs.forgot[0] != pod.UID {
+		t.Errorf("forgot %v after the teardown", certs.forgot)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 
 	"github.com/runlet/runlet/internal/volume/atomic"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -12,18 +13,18 @@ import (
 )
 
 // setUpProjected writes configMaps, secrets, downward API fields, service
-// account tokens and ClusterTrustBundles' anchors into one directory (tmpfs), as the kubelet's
+// account tokens, ClusterTrustBundles' anchors and pod certificates into one directory (tmpfs), as the kubelet's
 // projected plugin. Each source that fails is reported; none is written
 // until all succeed.
 func (m *Manager) setUpProjected(pod *v1.Pod, name string, src *v1.ProjectedVolumeSource, dir string, args mountArgs) error {
-	payload, err := m.projectedPayload(pod, src, args)
+	payload, err := m.projectedPayload(pod, name, src, args)
 	if err != nil {
 		return err
 	}
 	return m.writeVolume(pod, name, v1.StorageMediumMemory, dir, payload, args)
 }
 
-func (m *Manager) projectedPayload(pod *v1.Pod, src *v1.ProjectedVolumeSource, args mountArgs) (map[string]atomic.FileProjection, error) {
+func (m *Manager) projectedPayload(pod *v1.Pod, name string, src *v1.ProjectedVolumeSource, args mountArgs) (map[string]atomic.FileProjection, error) {
 	defaultMode := orDefaultMode(src.DefaultMode)
 	var errs []error
 	payload := map[string]atomic.FileProjection{}
@@ -34,7 +35,7 @@ func (m *Manager) projectedPayload(pod *v1.Pod, src *v1.ProjectedVolumeSource, a
 		}
 		maps.Copy(payload, p)
 	}
-	for _, s := range src.Sources {
+	for i, s := range src.Sources {
 		switch {
 		case s.Secret != nil:
 			optional := isTrue(s.Secret.Optional)
@@ -59,7 +60,7 @@ func (m *Manager) projectedPayload(pod *v1.Pod, src *v1.ProjectedVolumeSource, a
 		case s.ClusterTrustBundle != nil:
 			add(m.trustBundlePayload(s.ClusterTrustBundle, defaultMode, args))
 		case s.PodCertificate != nil:
-			errs = append(errs, errors.New("runlet does not support podCertificate projections"))
+			add(m.podCertificatePayload(pod, name, i, s.PodCertificate, defaultMode, args))
 		}
 	}
 	return payload, utilerrors.NewAggregate(errs)
@@ -91,6 +92,31 @@ func (m *Manager) trustBundlePayload(src *v1.ClusterTrustBundleProjection, defau
 		mode = 0600
 	}
 	return map[string]atomic.FileProjection{src.Path: {Data: anchors, Mode: mode, FsUser: args.fsUser}}, nil
+}
+
+// podCertificatePayload is the key and certificate chain the pod's signer
+// issued for the source, in the files it names: the credential bundle (key,
+// then chain), the key, the chain. Until they are issued the volume waits,
+// as on the kubelet.
+func (m *Manager) podCertificatePayload(pod *v1.Pod, volume string, index int, src *v1.PodCertificateProjection, defaultMode int32, args mountArgs) (map[string]atomic.FileProjection, error) {
+	if m.cfg.PodCertificates == nil {
+		return nil, errors.New("cannot get pod certificates: no API server")
+	}
+	key, chain, err := m.cfg.PodCertificates.Credentials(pod, volume, index, src)
+	if err != nil {
+		return nil, err
+	}
+	mode := defaultMode
+	if args.fsUser != nil || args.fsGroup != nil {
+		mode = 0600
+	}
+	out := map[string]atomic.FileProjection{}
+	for path, data := range map[string][]byte{src.CredentialBundlePath: append(slices.Clone(key), chain...), src.KeyPath: key, src.CertificateChainPath: chain} {
+		if path != "" {
+			out[path] = atomic.FileProjection{Data: data, Mode: mode, FsUser: args.fsUser}
+		}
+	}
+	return out, nil
 }
 
 // tokenPayload is a token of the pod's service account, requested through

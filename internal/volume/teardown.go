@@ -66,6 +66,9 @@ func (m *Manager) forget(uid types.UID) {
 	pv := m.pods[uid]
 	delete(m.pods, uid)
 	m.mu.Unlock()
+	if m.cfg.PodCertificates != nil {
+		m.cfg.PodCertificates.Forget(uid)
+	}
 	if pv != nil && pv.pod != nil {
 		if m.cfg.ConfigMaps != nil {
 			m.cfg.ConfigMaps.UnregisterPod(pv.pod)

@@ -383,8 +383,9 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 			"/persistentvolumeclaims":            "get,list,watch",
 			"/events":                            "create,patch",
 			"authentication.k8s.io/tokenreviews": "create",
-			"authorization.k8s.io/subjectaccessreviews": "create",
-			"certificates.k8s.io/clustertrustbundles":   "get,list,watch",
+			"authorization.k8s.io/subjectaccessreviews":  "create",
+			"certificates.k8s.io/clustertrustbundles":    "get,list,watch",
+			"certificates.k8s.io/podcertificaterequests": "get,list,watch,create",
 		} {
 			if verbs[res] != want {
 				t.Errorf("%s: verbs %q, want %q", res, verbs[res], want)

@@ -37,6 +37,7 @@ func TestVolumes(t *testing.T) {
 	t.Run("SubPathAndReadOnly", func(t *testing.T) { t.Parallel(); v.testSubPath(t) })
 	t.Run("LiveUpdate", func(t *testing.T) { t.Parallel(); v.testLiveUpdate(t) })
 	t.Run("ClusterTrustBundle", func(t *testing.T) { t.Parallel(); v.testClusterTrustBundle(t) })
+	t.Run("PodCertificate", func(t *testing.T) { t.Parallel(); v.testPodCertificate(t) })
 	t.Run("ImageVolume", func(t *testing.T) { t.Parallel(); v.testImageVolume(t) })
 	t.Run("PodDirRemoved", func(t *testing.T) { t.Parallel(); v.testPodDirRemoved(t) })
 }
