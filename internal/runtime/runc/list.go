@@ -75,6 +75,11 @@ func (b *Backend) containerOf(rec *containerRecord) runtime.Container {
 		c.Reason = runtime.ReasonStartError
 		return c
 	}
+	// Liveness is sampled before the exit file is read: conmon writes the
+	// file before it ends, so a monitor seen dead has left its file for the
+	// read that follows. The other order reads "no file", then sees conmon
+	// gone, and reports an exit it did record.
+	running := !rec.StartedAt.IsZero() && !b.exitSeen(rec.ID) && (rec.Init.Alive() || rec.Monitor.Alive())
 	if exit, ok := b.exitOf(rec); ok {
 		c.State, c.ExitCode, c.FinishedAt, c.OOMKilled = runtime.ContainerExited, exit.ExitCode, exit.FinishedAt, exit.OOMKilled
 		return c
@@ -82,7 +87,7 @@ func (b *Backend) containerOf(rec *containerRecord) runtime.Container {
 	switch {
 	case rec.StartedAt.IsZero():
 		c.State = runtime.ContainerCreated
-	case rec.Init.Alive() || rec.Monitor.Alive():
+	case running:
 		// conmon writes the exit file some milliseconds after the end.
 		c.State = runtime.ContainerRunning
 	default:
@@ -90,6 +95,12 @@ func (b *Backend) containerOf(rec *containerRecord) runtime.Container {
 		c.Error = "the container's monitor (conmon) ended without recording how the container ended"
 	}
 	return c
+}
+
+// exitSeen reports that the container's exit was read before.
+func (b *Backend) exitSeen(id string) bool {
+	_, ok := b.exits.Load(id)
+	return ok
 }
 
 // exitOf reads the container's exit from conmon's exit file, with an OOM
