@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/apisource"
 	"github.com/runlet/runlet/internal/logtest"
 	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/runlet/runlet/internal/status"
@@ -21,10 +22,16 @@ func ppod(name, uid string) *v1.Pod {
 		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "img:1"}}}}
 }
 
+// informer is the node's pod informer as a fixed cache.
+type informer struct{ idx cache.Indexer }
+
+func (i informer) Lister() corev1listers.PodLister                  { return corev1listers.NewPodLister(i.idx) }
+func (i informer) Synced() bool                                     { return true }
+func (i informer) AddEventHandler(cache.ResourceEventHandler) error { return nil }
+
 type fixture struct {
 	p      *Provider
-	api    cache.Indexer
-	source chan []*v1.Pod
+	source *apisource.Source
 	status *status.Manager
 }
 
@@ -35,20 +42,13 @@ func newFixture(t *testing.T, inAPI ...*v1.Pod) *fixture {
 			t.Fatal(err)
 		}
 	}
-	log := logtest.Discard()
-	f := &fixture{api: idx, source: make(chan []*v1.Pod, 10), status: status.NewManager(status.Config{})}
-	f.p = New(Config{NodeName: "node-1", Source: f.source, Status: f.status,
-		APIPods: corev1listers.NewPodLister(idx), Log: log})
-	return f
-}
-
-// snap returns the api source's current snapshot by name.
-func (f *fixture) snap() map[string]*v1.Pod {
-	out := map[string]*v1.Pod{}
-	for _, p := range f.p.snapshot() {
-		out[p.Name] = p
+	src, err := apisource.New(apisource.Config{Updates: make(chan []*v1.Pod, 10), Pods: informer{idx}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	f := &fixture{source: src, status: status.NewManager(status.Config{})}
+	f.p = New(Config{Source: src, Status: f.status, Log: logtest.Discard()})
+	return f
 }
 
 func TestCreateGetPods(t *testing.T) {
@@ -85,85 +85,8 @@ func TestCreateGetPods(t *testing.T) {
 			t.Error("GetPods lists the mirror pod")
 		}
 	}
-	// Mutating what GetPod returned must not change the provider's copy.
-	got.Spec.Containers[0].Image = "changed"
-	if f.snap()["a"].Spec.Containers[0].Image != "img:1" {
-		t.Error("GetPod returned the provider's own object")
-	}
-}
-
-func TestDeletePod(t *testing.T) {
-	ctx := context.Background()
-	grace := int64(7)
-	deletedAt := metav1.NewTime(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	withDeletion := func(p *v1.Pod) *v1.Pod {
-		p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &deletedAt, &grace
-		return p
-	}
-	cases := []struct {
-		name     string
-		handed   bool // CreatePod was called
-		inAPI    bool // still in the lister
-		arg      *v1.Pod
-		notFound bool
-		want     string // "deleting", "gone"
-	}{
-		{"in API: graceful delete", true, true, withDeletion(ppod("a", "ua")), false, "deleting"},
-		{"in API, no timestamp given", true, true, ppod("a", "ua"), false, "deleting"},
-		{"gone from API without a graceful delete: killed at once, then removed", true, false, ppod("a", "ua"), false, "forced"},
-		{"never handed over but in API: taken on", false, true, withDeletion(ppod("a", "ua")), false, "deleting"},
-		{"unknown", false, false, ppod("a", "ua"), true, "gone"},
-		{"other UID", true, true, ppod("a", "other"), true, "kept"},
-		{"mirror pod: its static pod keeps running", true, true, func() *v1.Pod {
-			p := withDeletion(ppod("a", "ua"))
-			p.Annotations = map[string]string{podconfig.ConfigMirrorAnnotation: "hash"}
-			return p
-		}(), false, "kept"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var api []*v1.Pod
-			if tc.inAPI {
-				api = append(api, ppod("a", "ua"))
-			}
-			f := newFixture(t, api...)
-			if tc.handed {
-				if err := f.p.CreatePod(ctx, ppod("a", "ua")); err != nil {
-					t.Fatal(err)
-				}
-			}
-			err := f.p.DeletePod(ctx, tc.arg)
-			if errdefs.IsNotFound(err) != tc.notFound {
-				t.Fatalf("DeletePod = %v; want notFound=%v", err, tc.notFound)
-			}
-			got, ok := f.snap()["a"]
-			switch tc.want {
-			case "forced":
-				if !ok || got.DeletionTimestamp == nil || got.DeletionGracePeriodSeconds == nil || *got.DeletionGracePeriodSeconds != 0 {
-					t.Fatalf("pod = %+v; want it sent once as deleted with grace 0", got)
-				}
-				f.p.dropForced(f.p.snapshot())
-				if _, still := f.snap()["a"]; still {
-					t.Error("pod still in the snapshot after its deletion was sent")
-				}
-			case "gone":
-				if ok {
-					t.Errorf("pod still in the snapshot: %+v", got.ObjectMeta)
-				}
-			case "kept":
-				if !ok || got.DeletionTimestamp != nil {
-					t.Errorf("pod = %+v; want it untouched", got)
-				}
-			case "deleting":
-				if !ok || got.DeletionTimestamp == nil {
-					t.Fatalf("pod = %+v; want it kept with a deletion timestamp", got)
-				}
-				if tc.arg.DeletionTimestamp != nil && (!got.DeletionTimestamp.Equal(&deletedAt) ||
-					got.DeletionGracePeriodSeconds == nil || *got.DeletionGracePeriodSeconds != grace) {
-					t.Errorf("deletion = %v/%v; want the API's %v/%d", got.DeletionTimestamp, got.DeletionGracePeriodSeconds, deletedAt, grace)
-				}
-			}
-		})
+	if err := f.p.DeletePod(ctx, ppod("nope", "un")); !errdefs.IsNotFound(err) {
+		t.Errorf("DeletePod(unknown) = %v; want NotFound", err)
 	}
 }
 
@@ -195,97 +118,5 @@ func TestNotifyPodsOnlyKnownAPIPods(t *testing.T) {
 	case name := <-got:
 		t.Errorf("also notified %s", name)
 	case <-time.After(100 * time.Millisecond):
-	}
-}
-
-func TestRunWaitsForHandover(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	f := newFixture(t, ppod("a", "ua"))
-	initial := make(chan struct{})
-	go f.p.Run(ctx, initial)
-	close(initial)
-	time.Sleep(200 * time.Millisecond) // give Run the chance to send too early
-	if err := f.p.CreatePod(ctx, ppod("a", "ua")); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case snap := <-f.source:
-		if len(snap) != 1 || snap[0].UID != "ua" {
-			t.Errorf("first snapshot = %v; want the handed-over pod", snap)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no snapshot")
-	}
-}
-
-// TestPodReplacedUnderSameName: the framework names pods by namespace/name
-// and hands over a pod only when GetPod does not return an equal one. A pod
-// re-created with the same spec (StatefulSets, replace --force) while runlet
-// still holds the old one must be handed over, and the old one stopped.
-func TestPodReplacedUnderSameName(t *testing.T) {
-	ctx := context.Background()
-	old, replacement := ppod("web-0", "old"), ppod("web-0", "new")
-	f := newFixture(t, old)
-	if err := f.p.CreatePod(ctx, old); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.api.Update(replacement); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := f.p.GetPod(ctx, "ns", "web-0"); !errdefs.IsNotFound(err) {
-		t.Fatalf("GetPod = %v, %v; want NotFound while the API holds a pod runlet was not handed", got.UID, err)
-	}
-	if err := f.p.CreatePod(ctx, replacement); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := f.p.GetPod(ctx, "ns", "web-0"); err != nil || got.UID != "new" {
-		t.Fatalf("GetPod = %v, %v; want the replacement", got, err)
-	}
-	byUID := map[types.UID]*v1.Pod{}
-	for _, p := range f.p.snapshot() {
-		byUID[p.UID] = p
-	}
-	if o := byUID["old"]; o == nil || o.DeletionGracePeriodSeconds == nil || *o.DeletionGracePeriodSeconds != 0 {
-		t.Fatalf("old pod = %+v; want it sent once as deleted with grace 0", o)
-	}
-	f.p.dropForced(f.p.snapshot())
-	if snap := f.p.snapshot(); len(snap) != 1 || snap[0].UID != "new" {
-		t.Errorf("snapshot after the old pod's deletion was sent = %d pods; want the replacement only", len(snap))
-	}
-}
-
-// TestFirstSnapshotHoldsTheNodesPods: the api source starts from every pod
-// the API binds to the node, whether the framework has handed it over yet
-// or never will (a pod that ended before runlet started), deleting ones
-// with their deletion; mirror pods are not the source's.
-func TestFirstSnapshotHoldsTheNodesPods(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := ppod("job", "uj")
-	done.Status.Phase = v1.PodSucceeded
-	now := metav1.Now()
-	deleting := ppod("going", "ug")
-	deleting.DeletionTimestamp = &now
-	mirror := ppod("static-n1", "um")
-	mirror.Annotations = map[string]string{podconfig.ConfigMirrorAnnotation: "hash"}
-	f := newFixture(t, done, ppod("late", "ul"), deleting, mirror)
-	initial := make(chan struct{})
-	go f.p.Run(ctx, initial)
-	close(initial)
-	select {
-	case snap := <-f.source:
-		got := map[string]*v1.Pod{}
-		for _, p := range snap {
-			got[p.Name] = p
-		}
-		if len(got) != 3 || got["job"] == nil || got["late"] == nil || got["going"] == nil {
-			t.Fatalf("first snapshot = %v; want job, late and going", got)
-		}
-		if got["job"].Status.Phase != v1.PodSucceeded || got["going"].DeletionTimestamp == nil {
-			t.Errorf("first snapshot lost the API's status or deletion: job %s, going %v", got["job"].Status.Phase, got["going"].DeletionTimestamp)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no snapshot")
 	}
 }

@@ -55,7 +55,7 @@ func TestDeleteMirrorPodKeepsStaticPod(t *testing.T) {
 	if err := f.p.DeletePod(context.Background(), mirror); err != nil {
 		t.Fatalf("DeletePod(mirror) = %v", err)
 	}
-	if got := f.snap(); len(got) != 0 {
+	if got := f.source.Pods(); len(got) != 0 {
 		t.Errorf("the api source now holds %v", got)
 	}
 }

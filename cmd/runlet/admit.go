@@ -18,10 +18,7 @@ func (c *core) admit(p *v1.Pod) (bool, string, string) {
 	if ok, reason, msg := c.eviction.Admit(p); !ok {
 		return ok, reason, msg
 	}
-	n := c.node.Load()
-	if n == nil {
-		return true, "", "" // no node yet: only the framework builds it, before the loop runs
-	}
+	n := c.node
 	others := c.loop.ActivePods()
 	r := predicate.Admit(p, n.get(), others)
 	if r.Reason == predicate.ReasonNodeAffinity {

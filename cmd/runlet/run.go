@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/runlet/runlet/internal/allocation"
+	"github.com/runlet/runlet/internal/apisource"
 	"github.com/runlet/runlet/internal/envvars"
 	"github.com/runlet/runlet/internal/eviction"
 	"github.com/runlet/runlet/internal/kubeletserver"
@@ -42,7 +42,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -103,10 +102,14 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 		return fmt.Errorf("pod network: %w", err)
 	}
 	seedPodCIDRs(ownNode, podNet)
+	registered, err := nodeObject(o, host, nodeIP, res, podNet)
+	if err != nil {
+		return err
+	}
 	recorder, stopEvents := vknode.NewEventRecorder(client, "runlet", o.NodeName)
 	defer stopEvents()
 	d := coreDeps{client: client, backend: backend, host: host, recorder: recorder, nodeIP: nodeIP, log: log,
-		res: res, admit: admit, network: podNet, pods: vknode.NewPodInformer(client, o.NodeName)}
+		res: res, admit: admit, network: podNet, node: registered, pods: vknode.NewPodInformer(client, o.NodeName)}
 	core := newCore(ctx, o, d)
 
 	rotation, err := logs.New(logs.Config{Backend: backend, Running: core.runningContainers,
@@ -133,10 +136,26 @@ type coreDeps struct {
 	admit    syncloop.Admitter
 	// network is the pod network; nil with a remote backend.
 	network *cni.Manager
+	// node is the Node object runlet registers.
+	node *v1.Node
 	// pods watches the pods bound to the node: the framework's pod
-	// controller, the status manager, the mirror manager and the
-	// orphan check all read it.
+	// controller, the api source, the status manager, the mirror manager
+	// and the orphan check all read it.
 	pods *vknode.PodInformer
+}
+
+// nodeObject is the Node object runlet registers, as the host and the
+// flags describe it.
+func nodeObject(o *options, host runtime.HostInfo, nodeIP string, res nodeResources, podNet *cni.Manager) (*v1.Node, error) {
+	n := vknode.BaseNode(o.NodeName)
+	err := nodeinfo.Fill(n, nodeinfo.Options{
+		Name: o.NodeName, InternalIP: nodeIP, KubeletPort: o.KubeletPort, MaxPods: o.MaxPods,
+		StoragePath: storagePath(o.RootDir), Version: kubeletVersion(), Host: host,
+		Reserved: res.reserved,
+		Taints:   o.RegisterWithTaints, Labels: o.NodeLabels, PodCIDR: o.PodCIDR,
+		NotReady: networkHealth(podNet)(),
+	})
+	return n, err
 }
 
 // core is the kubelet core between the framework and the backend.
@@ -157,8 +176,8 @@ type core struct {
 	objects         podObjects
 	volumes         *volume.Manager
 	prober          *prober.Manager
-	// node is what admission checks pods against, once the framework built it.
-	node atomic.Pointer[admitNode]
+	// node is what admission checks pods against.
+	node *admitNode
 	// network is the pod network; nil with a remote backend.
 	network *cni.Manager
 }
@@ -175,7 +194,7 @@ func newCore(ctx context.Context, o *options, d coreDeps) *core {
 	sm := status.NewManager(status.Config{Writer: status.APIWriter{Pods: client.CoreV1()},
 		APIPods: apiPodOf(d.pods), Log: log.WithField("component", "status")})
 	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: sm, backend: rt, mirror: mirrors,
-		network: d.network, pods: d.pods}
+		network: d.network, pods: d.pods, node: newAdmitNode(client, d.node)}
 	c.pleg = pleg.New(rt, c.cache, o.PLEGRelistPeriod, log.WithField("component", "pleg"))
 	c.objects = newPodObjects(ctx, client)
 	c.volumes = newVolumes(ctx, o, d, c.objects, rec)
@@ -280,39 +299,24 @@ func (c *core) runningContainers() []string {
 func (c *core) RuntimeStatus(uid types.UID) *runtime.PodStatus { return c.cache.Get(string(uid)) }
 
 func runNode(ctx context.Context, o *options, c *core, d coreDeps) error {
-	client, host, nodeIP, rec, log, res := d.client, d.host, d.nodeIP, d.recorder, d.log, d.res
-	apiSource := c.config.Channel(podconfig.APISource)
+	client, nodeIP, rec, log := d.client, d.nodeIP, d.recorder, d.log
+	// The api source is registered first: podconfig has seen all sources
+	// only once it has heard from this one too.
+	src, err := apisource.New(apisource.Config{Updates: c.config.Channel(podconfig.APISource), Pods: d.pods})
+	if err != nil {
+		return err
+	}
 	if err := startStaticSources(ctx, o, c.config, client, log); err != nil {
 		return err
 	}
-	var prov *provider.Provider
-	var apiPods corev1listers.PodLister
-	newProvider := func(pc vknode.ProviderConfig) (node.PodLifecycleHandler, node.NodeProvider, error) {
-		err := nodeinfo.Fill(pc.Node, nodeinfo.Options{
-			Name: o.NodeName, InternalIP: nodeIP, KubeletPort: o.KubeletPort, MaxPods: o.MaxPods,
-			StoragePath: storagePath(o.RootDir), Version: kubeletVersion(), Host: host,
-			Reserved: res.reserved,
-			Taints:   o.RegisterWithTaints, Labels: o.NodeLabels, PodCIDR: o.PodCIDR,
-			NotReady: networkHealth(c.network)(),
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		c.node.Store(newAdmitNode(client, pc.Node))
-		prov = provider.New(provider.Config{
-			NodeName: o.NodeName, Source: apiSource, Status: c.status,
-			APIPods: pc.Pods, Log: log.WithField("component", "provider"), Static: c.mirror,
-		})
-		apiPods = pc.Pods
-		np := nodeinfo.NewProvider(c.backend, pc.Node, plegHealth(c.pleg), networkHealth(c.network)).WithPressure(c.eviction.Pressure, rec)
-		go watchPodCIDRs(ctx, client, o.NodeName, c.network, o.PodCIDR, np.Refresh)
-		return prov, np, nil
-	}
+	prov := provider.New(provider.Config{Source: src, Status: c.status, Log: log.WithField("component", "provider"), Static: c.mirror})
+	np := nodeinfo.NewProvider(c.backend, d.node, plegHealth(c.pleg), networkHealth(c.network)).WithPressure(c.eviction.Pressure, rec)
+	go watchPodCIDRs(ctx, client, o.NodeName, c.network, o.PodCIDR, np.Refresh)
 	tlsCfg, err := kubeletTLS(ctx, o, client, nodeIP, log)
 	if err != nil {
 		return err
 	}
-	mux := http.NewServeMux() // routes are added once the provider exists
+	mux := http.NewServeMux()
 	handler, err := kubeletAuth(ctx, o, client, mux, log)
 	if err != nil {
 		return err
@@ -320,12 +324,9 @@ func runNode(ctx context.Context, o *options, c *core, d coreDeps) error {
 	n, err := vknode.New(vknode.Config{
 		Name: o.NodeName, Client: client, EventRecorder: rec, Workers: o.PodSyncWorkers, Pods: d.pods,
 		ListenAddr: net.JoinHostPort(o.Address, strconv.Itoa(int(o.KubeletPort))), TLSConfig: tlsCfg, Handler: handler,
-		PodControllerOpts: []func(*node.PodControllerConfig) error{vknode.RaiseQueueLimits, func(pc *node.PodControllerConfig) error {
-			// Conditions others set on pods (readiness gates) reach runlet.
-			_, err := pc.PodInformer.Informer().AddEventHandler(prov.ConditionsHandler())
-			return err
-		}},
-	}, newProvider)
+		PodControllerOpts: []func(*node.PodControllerConfig) error{vknode.RaiseQueueLimits},
+		Node:              d.node, Provider: prov, NodeProvider: np,
+	})
 	if err != nil {
 		return err
 	}
@@ -333,9 +334,9 @@ func runNode(ctx context.Context, o *options, c *core, d coreDeps) error {
 	// authenticated port (nodes/metrics); --metrics-addr is the loopback copy.
 	mux.Handle("/metrics", promhttp.Handler())
 	streams := streaming.New(streaming.Config{Pods: prov, Static: c.mirror, Backend: c, Runtime: c.backend, Stats: c.stats})
-	mux.Handle("/", kubeletserver.Routes(streams, prov.GetPods, apiPods))
+	mux.Handle("/", kubeletserver.Routes(streams, prov.GetPods, d.pods.Lister()))
 	c.start(ctx)
-	go prov.Run(ctx, n.PodController().Ready())
+	go src.Run(ctx)
 	go func() {
 		if err := n.WaitReady(ctx); err == nil {
 			log.WithField("node", o.NodeName).Info("node registered and ready")

@@ -54,7 +54,6 @@ func deletedPod() *v1.Pod {
 func TestFinalDeleteAfterTermination(t *testing.T) {
 	d := &recordingDeleter{fails: 1, calls: make(chan struct{}, 10)}
 	m := NewManager(Config{Writer: d, Log: logtest.Discard()})
-	m.SetNotifier(func(*v1.Pod) {})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go m.Run(ctx)
@@ -100,7 +99,6 @@ func TestFinalDeleteNeedsTerminalPhase(t *testing.T) {
 func TestTerminalStatusWritten(t *testing.T) {
 	d := &recordingDeleter{calls: make(chan struct{}, 10)}
 	m := NewManager(Config{Writer: d, Log: logtest.Discard()})
-	m.SetNotifier(func(*v1.Pod) {})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go m.Run(ctx)

@@ -22,7 +22,6 @@ type Manager struct {
 	statuses map[types.UID]*v1.Pod
 	dirty    map[types.UID]struct{}
 	kick     chan struct{}
-	notify   Notifier
 	now      func() time.Time
 	// api writes what the framework does not: statuses of terminal pods,
 	// the final delete of pods that finished terminating.
@@ -44,8 +43,7 @@ type Config struct {
 	Log logrus.FieldLogger
 }
 
-// NewManager returns a manager that pushes through the notifier once Run
-// starts.
+// NewManager returns a manager whose changes wait for Deliver.
 func NewManager(cfg Config) *Manager {
 	if cfg.Log == nil {
 		cfg.Log = logrus.StandardLogger()
@@ -59,14 +57,6 @@ func NewManager(cfg Config) *Manager {
 		apiPods:  cfg.APIPods,
 		log:      cfg.Log,
 	}
-}
-
-// SetNotifier sets where changed statuses go.
-func (m *Manager) SetNotifier(n Notifier) {
-	m.mu.Lock()
-	m.notify = n
-	m.mu.Unlock()
-	m.signal()
 }
 
 // SetPodStatus records st for pod and queues a notification if it changed.
@@ -146,30 +136,42 @@ func (m *Manager) Delete(uid types.UID) {
 	delete(m.dirty, uid)
 }
 
-// Run delivers queued notifications, does the manager's own API writes and
-// resyncs statuses with the API, until ctx ends.
+// Run does the manager's own API writes and resyncs statuses with the API,
+// until ctx ends.
 func (m *Manager) Run(ctx context.Context) {
 	go m.runAPISync(ctx)
-	var resync <-chan time.Time
-	if m.apiPods != nil {
-		t := time.NewTicker(reconcilePeriod)
-		defer t.Stop()
-		resync = t.C
+	if m.apiPods == nil {
+		<-ctx.Done()
+		return
 	}
+	t := time.NewTicker(reconcilePeriod)
+	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-resync:
+		case <-t.C:
 			if n := m.Reconcile(m.apiPods); n > 0 {
 				m.log.WithField("pods", n).Info("statuses the API does not show are sent again")
 			}
-			continue
-		case <-m.kick:
 		}
+	}
+}
+
+// Deliver hands every changed status to n until ctx ends, from the caller's
+// goroutine: the one consumer, which starts when it is ready (the
+// framework's NotifyPods). Changes made before it starts wait for it; a pod
+// that changed several times in between is delivered once, as it is now.
+func (m *Manager) Deliver(ctx context.Context, n Notifier) {
+	for {
 		for _, p := range m.drain() {
 			m.keepForeignConditions(p)
-			m.notifier()(p)
+			n(p)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.kick:
 		}
 	}
 }
@@ -190,9 +192,6 @@ func (m *Manager) keepForeignConditions(pod *v1.Pod) {
 func (m *Manager) drain() []*v1.Pod {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.notify == nil {
-		return nil
-	}
 	out := make([]*v1.Pod, 0, len(m.dirty))
 	for uid := range m.dirty {
 		if p, ok := m.statuses[uid]; ok {
@@ -201,18 +200,6 @@ func (m *Manager) drain() []*v1.Pod {
 		delete(m.dirty, uid)
 	}
 	return out
-}
-
-func (m *Manager) notifier() Notifier {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.notify
-}
-
-func (m *Manager) signal() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.signalLocked()
 }
 
 func (m *Manager) signalLocked() {

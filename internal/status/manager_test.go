@@ -28,7 +28,6 @@ func findCond(s v1.PodStatus, typ v1.PodConditionType) v1.PodCondition {
 func newTestManager(now *time.Time) *Manager {
 	m := NewManager(Config{})
 	m.now = func() time.Time { return *now }
-	m.SetNotifier(func(*v1.Pod) {})
 	return m
 }
 
@@ -114,7 +113,7 @@ func TestManagerNotifiesFromItsOwnGoroutine(t *testing.T) {
 	pod := testPod(v1.RestartPolicyAlways, "c")
 	m.SetPodStatus(pod, st(v1.PodPending, v1.ConditionFalse)) // before any notifier: queued
 	got := make(chan *v1.Pod)                                 // unbuffered: a synchronous call would block the caller forever
-	m.SetNotifier(func(p *v1.Pod) { got <- p })
+	go m.Deliver(ctx, func(p *v1.Pod) { got <- p })
 	go m.Run(ctx)
 	recv := func(want v1.PodPhase) {
 		t.Helper()
@@ -154,7 +153,7 @@ func TestSentStatusKeepsForeignConditions(t *testing.T) {
 	inAPI.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse}, flipped}
 	m := NewManager(Config{APIPods: func(p *v1.Pod) (*v1.Pod, bool) { return inAPI, p.UID == inAPI.UID }})
 	sent := make(chan *v1.Pod, 1)
-	m.SetNotifier(func(p *v1.Pod) { sent <- p })
+	go m.Deliver(ctx, func(p *v1.Pod) { sent <- p })
 	go m.Run(ctx)
 	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}, gate}})
 	select {

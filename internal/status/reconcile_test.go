@@ -23,8 +23,6 @@ func TestReconcileResendsOnlyWhatDiffers(t *testing.T) {
 		m.SetPodStatus(rpod(uid), *running.DeepCopy())
 	}
 	m.drain() // as if sent
-	m.SetNotifier(func(*v1.Pod) {})
-	m.drain()
 
 	inAPI := map[types.UID]*v1.PodStatus{}
 	for uid, p := range m.statuses {

@@ -106,7 +106,7 @@ func newLoopEnv(t *testing.T, opts envOptions) *loopEnv {
 		e.file = mux.Channel(podconfig.FileSource)
 	}
 	e.sm = status.NewManager(status.Config{Writer: e, Log: log})
-	e.sm.SetNotifier(func(p *v1.Pod) {
+	go e.sm.Deliver(ctx, func(p *v1.Pod) {
 		e.mu.Lock()
 		e.latest[p.UID] = p
 		e.sent[p.UID] = append(e.sent[p.UID], p.Status)

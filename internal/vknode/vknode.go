@@ -20,6 +20,7 @@ import (
 	corev1informers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -41,6 +42,11 @@ type Config struct {
 	// Pods is the informer of the pods bound to the node (NewPodInformer),
 	// which runlet's own parts read too. Run starts it.
 	Pods *PodInformer
+	// Node is the Node object to register (BaseNode, filled in).
+	Node *v1.Node
+	// Provider runs the node's pods; NodeProvider keeps the Node's status.
+	Provider     node.PodLifecycleHandler
+	NodeProvider node.NodeProvider
 }
 
 // PodInformer watches the pods bound to one node.
@@ -66,15 +72,11 @@ func (p *PodInformer) Lister() corev1listers.PodLister { return p.informer.Liste
 // Synced reports whether the cache has been filled once.
 func (p *PodInformer) Synced() bool { return p.informer.Informer().HasSynced() }
 
-// ProviderConfig is what a provider is built from: the pods bound to the
-// node, and the Node object it fills in before registration.
-type ProviderConfig struct {
-	Pods corev1listers.PodLister
-	Node *v1.Node
+// AddEventHandler has h told of the node's pods' changes.
+func (p *PodInformer) AddEventHandler(h cache.ResourceEventHandler) error {
+	_, err := p.informer.Informer().AddEventHandler(h)
+	return err
 }
-
-// NewProviderFunc builds the pod and node providers.
-type NewProviderFunc func(ProviderConfig) (node.PodLifecycleHandler, node.NodeProvider, error)
 
 // Node is a running virtual-kubelet node.
 type Node struct {
@@ -87,26 +89,22 @@ type Node struct {
 	err   error
 }
 
-// New builds the node's controllers around the provider newProvider makes.
-func New(cfg Config, newProvider NewProviderFunc) (*Node, error) {
+// New builds the node's controllers around the providers.
+func New(cfg Config) (*Node, error) {
 	if _, _, err := net.SplitHostPort(cfg.ListenAddr); err != nil {
 		return nil, fmt.Errorf("kubelet listen address: %w", err)
 	}
-	if cfg.Client == nil || cfg.EventRecorder == nil || cfg.Pods == nil {
-		return nil, errors.New("vknode: a client, an event recorder and a pod informer are required")
+	if cfg.Client == nil || cfg.EventRecorder == nil || cfg.Pods == nil || cfg.Node == nil ||
+		cfg.Provider == nil || cfg.NodeProvider == nil {
+		return nil, errors.New("vknode: a client, an event recorder, a pod informer, a node and its providers are required")
 	}
 	podInformer := cfg.Pods.informer
-	spec := baseNode(cfg.Name)
-	p, np, err := newProvider(ProviderConfig{Pods: podInformer.Lister(), Node: spec})
-	if err != nil {
-		return nil, fmt.Errorf("provider: %w", err)
-	}
-	nc, err := node.NewNodeController(np, spec, cfg.Client.CoreV1().Nodes(),
+	nc, err := node.NewNodeController(cfg.NodeProvider, cfg.Node, cfg.Client.CoreV1().Nodes(),
 		node.WithNodeEnableLeaseV1(cfg.Client.CoordinationV1().Leases(v1.NamespaceNodeLease), node.DefaultLeaseDuration))
 	if err != nil {
 		return nil, fmt.Errorf("node controller: %w", err)
 	}
-	pc, err := newPodController(cfg, p, podInformer)
+	pc, err := newPodController(cfg, cfg.Provider, podInformer)
 	if err != nil {
 		return nil, err
 	}
@@ -116,9 +114,9 @@ func New(cfg Config, newProvider NewProviderFunc) (*Node, error) {
 // PodController is the node's pod controller.
 func (n *Node) PodController() *node.PodController { return n.pc }
 
-// baseNode is the Node object before the provider fills it in, as nodeutil
+// BaseNode is the Node object before runlet fills it in, as nodeutil
 // starts it.
-func baseNode(name string) *v1.Node {
+func BaseNode(name string) *v1.Node {
 	return &v1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name,

@@ -85,13 +85,13 @@ func TestNodeRegistersAndRunsItsPods(t *testing.T) {
 	p := &pods{}
 	rec := record.NewFakeRecorder(10)
 	addr := freeAddr(t)
+	spec := BaseNode("n1")
+	spec.Status.Capacity = v1.ResourceList{v1.ResourcePods: *resourcePods()}
 	n, err := New(Config{
 		Name: "n1", Client: client, EventRecorder: rec, Workers: 1, ListenAddr: addr, Pods: NewPodInformer(client, "n1"),
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
 		Handler:   http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }),
-	}, func(pc ProviderConfig) (node.PodLifecycleHandler, node.NodeProvider, error) {
-		pc.Node.Status.Capacity = v1.ResourceList{v1.ResourcePods: *resourcePods()}
-		return p, node.NewNaiveNodeProvider(), nil
+		Node:      spec, Provider: p, NodeProvider: node.NewNaiveNodeProvider(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +135,7 @@ func TestNodeRegistersAndRunsItsPods(t *testing.T) {
 
 func TestNewRefusesABadAddress(t *testing.T) {
 	client := fake.NewClientset()
-	_, err := New(Config{Name: "n1", Client: client, EventRecorder: record.NewFakeRecorder(1), ListenAddr: "nope", Pods: NewPodInformer(client, "n1")}, nil)
+	_, err := New(Config{Name: "n1", Client: client, EventRecorder: record.NewFakeRecorder(1), ListenAddr: "nope", Pods: NewPodInformer(client, "n1")})
 	if err == nil {
 		t.Error("listen address without a port accepted")
 	}

@@ -68,15 +68,15 @@ func run(ctx context.Context, kubeconfig, name, listen, metrics string) error {
 	api.AttachPodRoutes(api.PodHandlerConfig{}, mux, true)
 	go func() { _ = http.ListenAndServe(metrics, promhttp.Handler()) }() //nolint:gosec // a bench helper on loopback
 	logrus.WithField("node", name).Info("vkfloor: a node with a provider that does nothing")
+	spec := vknode.BaseNode(name)
+	spec.Status.Capacity = v1.ResourceList{v1.ResourcePods: resource.MustParse("110")}
+	spec.Status.Allocatable = spec.Status.Capacity
+	spec.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady"}}
 	n, err := vknode.New(vknode.Config{
 		Name: name, Client: client, Workers: 10, ListenAddr: listen, Handler: mux,
-		EventRecorder: recorder,
-		TLSConfig:     &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
-	}, func(pc vknode.ProviderConfig) (node.PodLifecycleHandler, node.NodeProvider, error) {
-		pc.Node.Status.Capacity = v1.ResourceList{v1.ResourcePods: resource.MustParse("110")}
-		pc.Node.Status.Allocatable = pc.Node.Status.Capacity
-		pc.Node.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady"}}
-		return nothing{}, node.NewNaiveNodeProvider(), nil
+		EventRecorder: recorder, Pods: vknode.NewPodInformer(client, name),
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		Node:      spec, Provider: nothing{}, NodeProvider: node.NewNaiveNodeProvider(),
 	})
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package provider
+package apisource
 
 import (
 	"time"
@@ -10,7 +10,7 @@ import (
 
 // podStore holds the pods the framework handed over, keyed by UID as the
 // kubelet keys them: a pod re-created under the same name (StatefulSets,
-// `kubectl replace --force`) is another pod. Guarded by Provider.mu.
+// `kubectl replace --force`) is another pod. Guarded by Source.mu.
 type podStore struct {
 	pods map[types.UID]*v1.Pod
 	// forced holds pods that left the API without a graceful delete; each is

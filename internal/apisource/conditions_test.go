@@ -1,7 +1,6 @@
-package provider
+package apisource
 
 import (
-	"context"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -16,16 +15,15 @@ func withConditions(p *v1.Pod, conds ...v1.PodCondition) *v1.Pod {
 // TestForeignConditions: a condition someone else sets in the API reaches
 // the pod the source holds.
 func TestForeignConditions(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	gate := v1.PodCondition{Type: "example.com/gate", Status: v1.ConditionTrue}
 	ready := v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse}
 	pod := ppod("a", "ua")
 	f := newFixture(t, pod)
-	if err := f.p.CreatePod(ctx, pod); err != nil {
-		t.Fatal(err)
+	f.s.Add(pod)
+	if len(f.api.handlers) != 1 {
+		t.Fatalf("%d handlers on the informer; want the source's one", len(f.api.handlers))
 	}
-	h := f.p.ConditionsHandler()
+	h := f.api.handlers[0]
 
 	// runlet's own condition changing is not news.
 	h.OnUpdate(pod, withConditions(pod, ready))
@@ -40,5 +38,4 @@ func TestForeignConditions(t *testing.T) {
 	if got := f.snap()["a"].UID; got != "ua" {
 		t.Fatalf("pod replaced by a namesake: %s", got)
 	}
-
 }

@@ -1,4 +1,4 @@
-package provider
+package apisource
 
 import (
 	"github.com/runlet/runlet/internal/status"
@@ -6,35 +6,35 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// ConditionsHandler watches the API's pods for conditions that others set
+// conditionsHandler watches the API's pods for conditions that others set
 // (readiness gates' conditions, DisruptionTarget). The framework hands a
-// provider spec changes only; a changed foreign condition reaches the api
-// source as a status change (a RECONCILE), so the pod's Ready condition
-// follows its readiness gates.
-func (p *Provider) ConditionsHandler() cache.ResourceEventHandler {
+// provider spec changes only; a changed foreign condition reaches podconfig
+// as a status change (a RECONCILE), so the pod's Ready condition follows
+// its readiness gates.
+func (s *Source) conditionsHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(oldObj, newObj any) {
 			old, ok1 := oldObj.(*v1.Pod)
 			cur, ok2 := newObj.(*v1.Pod)
 			if ok1 && ok2 && !foreignConditionsEqual(old.Status.Conditions, cur.Status.Conditions) {
-				p.takeConditions(cur)
+				s.takeConditions(cur)
 			}
 		},
 	}
 }
 
 // takeConditions records the API's conditions on the pod the source holds.
-func (p *Provider) takeConditions(api *v1.Pod) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	cur, ok := p.set.pods[api.UID]
+func (s *Source) takeConditions(api *v1.Pod) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.set.pods[api.UID]
 	if !ok || foreignConditionsEqual(cur.Status.Conditions, api.Status.Conditions) {
 		return
 	}
 	next := cur.DeepCopy()
 	next.Status.Conditions = api.Status.DeepCopy().Conditions
-	p.set.pods[api.UID] = next
-	p.markDirty()
+	s.set.pods[api.UID] = next
+	s.markDirty()
 }
 
 func foreignConditionsEqual(a, b []v1.PodCondition) bool {
