@@ -28,7 +28,11 @@ func (m *Manager) syncInitContainers(ctx context.Context, pod *v1.Pod, sb *runti
 				continue
 			}
 			if cur != nil && cur.State == runtime.ContainerRunning {
-				return false, res, nil
+				// A running init container takes a resize in place, as on
+				// the v1.37 kubelet (InPlacePodVerticalScalingInitContainers);
+				// validation keeps its resizePolicy from asking a restart.
+				r, _, err := m.resizeContainer(ctx, pod, c, cur, sb)
+				return false, merge(res, r), errList(err)
 			}
 			// Not started yet, or failed and to be retried (a failed init
 			// container that may not run again ends the pod before this).

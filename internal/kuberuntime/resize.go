@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/runlet/runlet/internal/podutil"
 	"github.com/runlet/runlet/internal/runtime"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -76,7 +75,7 @@ func (m *Manager) resizeContainer(ctx context.Context, pod *v1.Pod, c *v1.Contai
 // ResizeInProgress reports whether a running container of the pod (its
 // allocated version) does not yet have the resources it was allocated,
 // as the kubelet's IsPodResizeInProgress; containers not running take
-// theirs when they start.
+// theirs when they start. Running init containers count, sidecars or not.
 func (m *Manager) ResizeInProgress(pod *v1.Pod, ps *runtime.PodStatus) bool {
 	if m.resources == nil {
 		return false
@@ -84,10 +83,7 @@ func (m *Manager) ResizeInProgress(pod *v1.Pod, ps *runtime.PodStatus) bool {
 	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range list {
 			c := &list[i]
-			cur, _ := ps.Latest(c.Name)
-			if cur == nil || cur.State != runtime.ContainerRunning || (isInit(pod, c.Name) && !podutil.IsRestartableInitContainer(c)) {
-				// A running init container that is no sidecar runs to its end
-				// with what it started with.
+			if cur, _ := ps.Latest(c.Name); cur == nil || cur.State != runtime.ContainerRunning {
 				continue
 			}
 			if applied, ok := m.resources.Actuated(pod.UID, c.Name); ok && len(changedResources(applied, c.Resources)) > 0 {

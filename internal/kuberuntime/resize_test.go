@@ -69,3 +69,43 @@ func TestChangedResources(t *testing.T) {
 		t.Errorf("limits lifted: changed %v, want cpu and memory", got)
 	}
 }
+
+// A running init container that is no sidecar takes a resize in place too,
+// as on the v1.37 kubelet, and the regular containers still wait for it.
+func TestRunningInitContainerResizedInPlace(t *testing.T) {
+	e := newEnv(t)
+	rec, err := allocation.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m.resources = rec
+	pod := withInit(newPod(v1.RestartPolicyAlways, "main"), "init")
+	pod.Spec.InitContainers[0].Resources = limits("100m", "64Mi")
+	for range 2 {
+		if _, err := e.sync(pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := e.latest(pod, "init")
+	if before.State != runtime.ContainerRunning {
+		t.Fatalf("init container %s; want it running", before.State)
+	}
+	pod.Spec.InitContainers[0].Resources = limits("200m", "128Mi")
+	if !e.m.ResizeInProgress(pod, e.status(pod)) {
+		t.Fatal("a running init container short of its allocation is not a resize in progress")
+	}
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	cur := e.latest(pod, "init")
+	cfg, _ := e.f.Config(cur.ID)
+	if cur.ID != before.ID || cfg.Resources.MemoryBytes != 128<<20 || cfg.Resources.CPUMillis != 200 {
+		t.Errorf("init container %s (was %s), resources %+v; want the same container with 200m, 128Mi", cur.ID, before.ID, cfg.Resources)
+	}
+	if e.m.ResizeInProgress(pod, e.status(pod)) {
+		t.Error("still in progress after the resize")
+	}
+	if c, _ := e.status(pod).Latest("main"); c != nil {
+		t.Error("main started while the init container runs")
+	}
+}
