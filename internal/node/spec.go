@@ -80,6 +80,7 @@ func Fill(n *v1.Node, o Options) error {
 	}
 	n.Status.DaemonEndpoints.KubeletEndpoint.Port = o.KubeletPort
 	n.Status.NodeInfo = nodeInfo(o)
+	n.Status.DeclaredFeatures = DeclaredFeatures(o.Version)
 	n.Status.Phase = v1.NodeRunning
 	n.Status.Conditions = Conditions(o.NotReady)
 	if o.PodCIDR != "" {

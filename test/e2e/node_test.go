@@ -57,6 +57,7 @@ func TestNodeRegistersReady(t *testing.T) {
 	if !hasAddress(n, v1.NodeInternalIP, "127.0.0.1") {
 		t.Errorf("InternalIP 127.0.0.1 missing: %v", n.Status.Addresses)
 	}
+	testDeclaredFeaturesKeepPodsOff(t, rl.NodeName)
 
 	leases := c.Client.CoordinationV1().Leases("kube-node-lease")
 	first, err := leases.Get(context.Background(), rl.NodeName, metav1.GetOptions{})
@@ -154,4 +155,22 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	if running != 1 {
 		t.Fatalf("after runlet stopped, %d containers of the pod run in the backend, want 1", running)
 	}
+}
+
+// testDeclaredFeaturesKeepPodsOff: a pod that needs a feature the node does
+// not declare (a RestartAllContainers restart rule) is kept off it by the
+// scheduler, with its reason, instead of running there without the rule.
+func testDeclaredFeaturesKeepPodsOff(t *testing.T, node string) {
+	ns := framework.Namespace(t)
+	never := v1.ContainerRestartPolicyNever
+	c := framework.Sleeper("main")
+	c.RestartPolicy = &never
+	c.RestartPolicyRules = []v1.ContainerRestartRule{{
+		Action:    v1.ContainerRestartRuleActionRestartAllContainers,
+		ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}},
+	}}
+	framework.CreatePod(t, framework.PodFor(node, ns, "restart-all", c))
+	framework.WaitForEvent(t, ns, "Pod", "restart-all", time.Minute, "FailedScheduling for the undeclared feature", func(e *v1.Event) bool {
+		return e.Reason == "FailedScheduling" && strings.Contains(e.Message, "didn't match Pod's required features")
+	})
 }

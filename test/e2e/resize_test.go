@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,8 @@ func TestInPlaceResize(t *testing.T) {
 		t.Error("no ResizeCompleted event for generation 2")
 	}
 
+	testInitContainerResize(t, rl.NodeName, ns)
+
 	hog := framework.PodFor(rl.NodeName, ns, "hog", framework.Sleeper("c"))
 	hog.Spec.Containers[0].Resources = resources("500m", "500m", "16Mi", "16Mi")
 	framework.CreatePod(t, hog)
@@ -68,6 +71,48 @@ func TestInPlaceResize(t *testing.T) {
 	if cs := p.Status.ContainerStatuses[0]; cs.ContainerID != id {
 		t.Errorf("after a restart of runlet the container is %s, want the same %s", cs.ContainerID, id)
 	}
+}
+
+// testInitContainerResize: a running init container that is no sidecar is
+// resized in place, as on the v1.37 kubelet. The node declares the feature
+// (InPlacePodVerticalScalingInitContainers), without which the apiserver
+// refuses the resize.
+func testInitContainerResize(t *testing.T, node, ns string) {
+	n, err := framework.Get(t).Client.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(n.Status.DeclaredFeatures, "InPlacePodVerticalScalingInitContainers") {
+		t.Errorf("node declares %v; want InPlacePodVerticalScalingInitContainers among them", n.Status.DeclaredFeatures)
+	}
+	pod := framework.PodFor(node, ns, "rsi", framework.Sleeper("main"))
+	pod.Spec.InitContainers = []v1.Container{framework.Sleeper("init")}
+	pod.Spec.InitContainers[0].Resources = resources("100m", "200m", "32Mi", "64Mi")
+	framework.CreatePod(t, pod)
+	p := framework.WaitForPod(t, ns, "rsi", 90*time.Second, func(p *v1.Pod) bool {
+		return len(p.Status.InitContainerStatuses) == 1 && p.Status.InitContainerStatuses[0].State.Running != nil
+	})
+	id := p.Status.InitContainerStatuses[0].ContainerID
+	want := resources("150m", "300m", "48Mi", "96Mi")
+	pods := framework.Get(t).Client.CoreV1().Pods(ns)
+	p.Spec.InitContainers[0].Resources = want
+	if _, err := pods.UpdateResize(context.Background(), "rsi", p, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("resize of the init container: %v", err)
+	}
+	p = framework.WaitForPod(t, ns, "rsi", time.Minute, func(p *v1.Pod) bool {
+		return p.Status.ObservedGeneration == 2 && condition(p, v1.PodResizePending) == nil &&
+			condition(p, v1.PodResizeInProgress) == nil && len(p.Status.InitContainerStatuses) == 1 &&
+			p.Status.InitContainerStatuses[0].Resources != nil &&
+			apiequality.Semantic.DeepEqual(p.Status.InitContainerStatuses[0].Resources.Limits, want.Limits)
+	})
+	if cs := p.Status.InitContainerStatuses[0]; cs.ContainerID != id || cs.RestartCount != 0 || cs.State.Running == nil {
+		t.Errorf("init container %s restarts %d running %v; want the same %s still running", cs.ContainerID, cs.RestartCount, cs.State.Running != nil, id)
+	}
+	framework.Eventually(t, 30*time.Second, "the init container's cgroup at 300m, 96Mi", func() (bool, error) {
+		out, err := framework.KubectlE("exec", "-n", ns, "rsi", "-c", "init", "--", "cat", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+		return strings.Join(strings.Fields(out), " ") == "30000 100663296", err
+	})
+	framework.DeletePod(t, ns, "rsi", nil)
 }
 
 func resources(cpuReq, cpuLim, memReq, memLim string) v1.ResourceRequirements {
