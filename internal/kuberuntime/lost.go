@@ -49,7 +49,8 @@ func lostContainer(statuses []v1.ContainerStatus, name string) (runtime.Containe
 				attempt--
 			}
 		}
-		if t == nil {
+		if t == nil || t.Reason == status.ReasonRestartingAllContainers {
+			// A RestartAllContainers restart removed it to run it again.
 			return runtime.Container{}, false
 		}
 		return runtime.Container{Name: name, State: runtime.ContainerExited, ExitCode: int(t.ExitCode),

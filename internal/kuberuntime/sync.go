@@ -31,6 +31,9 @@ var ErrBackOff = errors.New("back-off")
 func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatus) (Result, error) {
 	uid := string(pod.UID)
 	var res Result
+	if restartingAll(pod) {
+		return m.restartAll(ctx, pod, ps)
+	}
 	ps, lost := withLostContainers(pod, ps)
 	if done := podIsDone(pod, ps); done {
 		res.Terminal = true

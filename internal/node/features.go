@@ -13,8 +13,6 @@ import (
 // need more off the node and the apiserver refuses pod updates it cannot
 // carry out (k8s.io/component-helpers/nodedeclaredfeatures). Left out, with
 // what runlet lacks:
-//   - RestartAllContainersOnContainerExits: the RestartAllContainers action
-//     of container restart rules;
 //   - InPlacePodLevelResourcesVerticalScaling: resizing pod-level resources;
 //   - ExtendWebSocketsToKubelet: the kubelet port speaks the websocket
 //     protocols up to v4, the apiserver's proxy needs v5;
@@ -24,6 +22,7 @@ import (
 //     on the kubelet too.
 var implemented = ndf.FeatureGateMap{
 	"InPlacePodVerticalScalingInitContainers": true, // running init containers are resized in place
+	"RestartAllContainersOnContainerExits":    true, // a restart rule's RestartAllContainers action
 }
 
 // DeclaredFeatures is the node's status.declaredFeatures for a node that

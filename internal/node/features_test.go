@@ -13,25 +13,38 @@ import (
 
 // TestDeclaredFeatures: the node declares what runlet does, so a pod or a
 // pod update that needs the rest is kept off it, as the scheduler and the
-// apiserver's NodeDeclaredFeatureValidator match them.
+// apiserver's NodeDeclaredFeatureValidator match them, and one that needs
+// only what runlet does gets through.
 func TestDeclaredFeatures(t *testing.T) {
 	declared := DeclaredFeatures("v1.37.2-runlet-0.1.0")
-	if !slices.Equal(declared, []string{"InPlacePodVerticalScalingInitContainers"}) {
-		t.Fatalf("declared %v; want [InPlacePodVerticalScalingInitContainers]", declared)
+	want := []string{"InPlacePodVerticalScalingInitContainers", "RestartAllContainersOnContainerExits"}
+	if !slices.Equal(declared, want) {
+		t.Fatalf("declared %v; want %v", declared, want)
 	}
 	node := &v1.Node{Status: v1.NodeStatus{DeclaredFeatures: declared}}
 	fw := nodedeclaredfeatures.DefaultFramework
 	at := version.MustParseSemantic("v1.37.2")
 
-	restartAll := v1.PodSpec{Containers: []v1.Container{{Name: "c", RestartPolicyRules: []v1.ContainerRestartRule{{
-		Action: v1.ContainerRestartRuleActionRestartAllContainers,
-	}}}}}
-	reqs, err := fw.InferForPodScheduling(&ndf.PodInfo{Spec: &restartAll}, at)
+	plrOld := v1.PodSpec{Resources: &v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}}, Containers: []v1.Container{{Name: "c"}}}
+	plrNew := *plrOld.DeepCopy()
+	plrNew.Resources.Limits[v1.ResourceCPU] = resource.MustParse("2")
+	reqs, err := fw.InferForPodUpdate(&ndf.PodInfo{Spec: &plrOld}, &ndf.PodInfo{Spec: &plrNew}, at)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m, _ := fw.MatchNode(reqs, node); m.IsMatch {
-		t.Error("a pod with a RestartAllContainers rule matches the node; runlet does not do that action")
+		t.Error("a resize of pod-level resources matches the node; runlet does not carry it out")
+	}
+
+	restartAll := v1.PodSpec{Containers: []v1.Container{{Name: "c", RestartPolicyRules: []v1.ContainerRestartRule{{
+		Action: v1.ContainerRestartRuleActionRestartAllContainers,
+	}}}}}
+	reqs, err = fw.InferForPodScheduling(&ndf.PodInfo{Spec: &restartAll}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := fw.MatchNode(reqs, node); !m.IsMatch {
+		t.Errorf("a pod with a RestartAllContainers rule is kept off the node: unsatisfied %v", m.UnsatisfiedRequirements)
 	}
 
 	initOld := v1.PodSpec{InitContainers: []v1.Container{{Name: "i", Resources: limitsOf("100m")}}, Containers: []v1.Container{{Name: "c"}}}

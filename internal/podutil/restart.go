@@ -20,9 +20,8 @@ limitations under the License.
 //
 // Copied from k8s.io/kubernetes v1.37.2 pkg/api/v1/pod/util.go (that module
 // cannot be imported as a library), with the feature gates at their 1.37
-// defaults: ContainerRestartRules on. The RestartAllContainers rule action
-// is not implemented by runlet, so it falls back to the container's policy,
-// as it does on a kubelet with that gate off.
+// defaults: ContainerRestartRules and RestartAllContainersOnContainerExits
+// on.
 package podutil
 
 import (
@@ -56,7 +55,7 @@ func HasRestartableInitContainer(spec *v1.PodSpec) bool {
 func ContainerShouldRestart(container v1.Container, pod v1.PodSpec, exitCode int32) bool {
 	if container.RestartPolicy != nil {
 		rule, ok := FindMatchingContainerRestartRule(container, exitCode)
-		if ok && rule.Action == v1.ContainerRestartRuleActionRestart {
+		if ok && (rule.Action == v1.ContainerRestartRuleActionRestart || rule.Action == v1.ContainerRestartRuleActionRestartAllContainers) {
 			return true
 		}
 
@@ -127,4 +126,26 @@ func ExitedContainerRestarts(pod *v1.Pod, c *v1.Container, exitCode int32) bool 
 		}
 	}
 	return ContainerShouldRestart(*c, pod.Spec, exitCode)
+}
+
+// RestartsAllContainers reports that c exiting with exitCode restarts every
+// container of its pod (a RestartAllContainers rule matches).
+func RestartsAllContainers(c *v1.Container, exitCode int32) bool {
+	rule, ok := FindMatchingContainerRestartRule(*c, exitCode)
+	return ok && rule.Action == v1.ContainerRestartRuleActionRestartAllContainers
+}
+
+// AllContainersCouldRestart reports a pod with a RestartAllContainers rule
+// on any of its containers.
+func AllContainersCouldRestart(spec *v1.PodSpec) bool {
+	for _, list := range [][]v1.Container{spec.InitContainers, spec.Containers} {
+		for i := range list {
+			for _, rule := range list[i].RestartPolicyRules {
+				if rule.Action == v1.ContainerRestartRuleActionRestartAllContainers {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runlet/runlet/internal/podutil"
 	"github.com/runlet/runlet/internal/prober/results"
 	v1 "k8s.io/api/core/v1"
 )
@@ -208,7 +209,8 @@ func (w *worker) record(result results.Result) {
 // so its worker stays: its own restartPolicy (sidecars and restart rules)
 // or the pod's decides.
 func (w *worker) mayRunAgain(c v1.ContainerStatus) bool {
-	if c.State.Terminated == nil {
+	if c.State.Terminated == nil || podutil.AllContainersCouldRestart(&w.pod.Spec) {
+		// A RestartAllContainers rule may run any container again.
 		return true
 	}
 	policy := w.pod.Spec.RestartPolicy

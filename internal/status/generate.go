@@ -39,6 +39,10 @@ type Input struct {
 	// ResizeConditions are the pod's PodResizePending and
 	// PodResizeInProgress conditions, if any.
 	ResizeConditions []v1.PodCondition
+
+	// couldRestartAll and restartingAll are set by Generate: the pod has a
+	// RestartAllContainers rule, and is restarting all its containers.
+	couldRestartAll, restartingAll bool
 }
 
 // Generate builds the pod's API status from the backend's view.
@@ -47,6 +51,9 @@ func Generate(in Input) v1.PodStatus {
 	// The apiserver sets the QoS class of the pods it stores; static pods
 	// get it here, as the kubelet computes it.
 	st := v1.PodStatus{QOSClass: qos.GetPodQOS(pod)}
+	if in.couldRestartAll = podutil.AllContainersCouldRestart(&pod.Spec); in.couldRestartAll {
+		in.restartingAll = restartingAll(in)
+	}
 	waitReason := defaultWaitingReason(pod)
 	st.InitContainerStatuses = initContainerStatuses(in, waitReason)
 	st.ContainerStatuses = containerStatuses(in, pod.Spec.Containers, waitReason)
@@ -72,6 +79,10 @@ func Generate(in Input) v1.PodStatus {
 		}
 	}
 	st.Conditions = conditions(pod, &st, in.Runtime)
+	if in.couldRestartAll {
+		keepInitialized(st.Conditions, in.old())
+		st.Conditions = append(st.Conditions, allContainersRestartingCondition(in, st.Phase))
+	}
 	// The generation this status answers, on the status and on each
 	// condition runlet owns, as the kubelet does since PodObservedGenerationTracking went GA.
 	st.ObservedGeneration = pod.Generation
@@ -107,7 +118,12 @@ func containerStatus(in Input, spec v1.Container, waitReason string) v1.Containe
 	w, hasWaiting := in.Waiting[spec.Name]
 	if cur == nil {
 		cs.State.Waiting = &v1.ContainerStateWaiting{Reason: waitReason}
-		if old := in.oldStatus(spec.Name); old != nil {
+		old := in.oldStatus(spec.Name)
+		if in.restartingAll && old != nil && old.State.Waiting == nil {
+			removedForRestartAll(&cs, old)
+			return cs
+		}
+		if old != nil {
 			carryOver(&cs, old, in.Pod.DeletionTimestamp != nil)
 		}
 		if hasWaiting {
@@ -136,6 +152,9 @@ func containerStatus(in Input, spec v1.Container, waitReason string) v1.Containe
 	cs.Started = &started
 	if prev != nil && prev.State == runtime.ContainerExited {
 		cs.LastTerminationState.Terminated = terminated(in, prev)
+	}
+	if old := in.oldStatus(spec.Name); in.couldRestartAll && old != nil {
+		keepRestartCount(&cs, old, prev != nil)
 	}
 	if hasWaiting && cur.State != runtime.ContainerRunning && !(cur.State == runtime.ContainerExited && !podutil.ExitedContainerRestarts(in.Pod, &spec, int32(cur.ExitCode))) {
 		// The container exited and waits to be restarted (or failed to be):

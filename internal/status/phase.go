@@ -75,9 +75,9 @@ func (n *counts) addRegular(pod *v1.Pod, info []v1.ContainerStatus) {
 		case cs.State.Running != nil:
 			n.running++
 		case cs.State.Terminated != nil:
-			n.addStopped(pod, c, cs.State.Terminated.ExitCode, true)
+			n.addStopped(pod, c, cs.State.Terminated, true)
 		case cs.State.Waiting != nil && cs.LastTerminationState.Terminated != nil:
-			n.addStopped(pod, c, cs.LastTerminationState.Terminated.ExitCode, false)
+			n.addStopped(pod, c, cs.LastTerminationState.Terminated, false)
 		case cs.State.Waiting != nil:
 			n.waiting++
 		default:
@@ -87,13 +87,14 @@ func (n *counts) addRegular(pod *v1.Pod, info []v1.ContainerStatus) {
 }
 
 // addStopped counts a stopped container; a container waiting to restart
-// counts as stopped but never as succeeded, as in getPhase.
-func (n *counts) addStopped(pod *v1.Pod, c *v1.Container, exitCode int32, terminated bool) {
+// counts as stopped but never as succeeded, as in getPhase. One stopped by
+// a RestartAllContainers restart runs again.
+func (n *counts) addStopped(pod *v1.Pod, c *v1.Container, end *v1.ContainerStateTerminated, terminated bool) {
 	n.stopped++
-	if !podutil.ContainerShouldRestart(*c, pod.Spec, exitCode) {
+	if !podutil.ContainerShouldRestart(*c, pod.Spec, end.ExitCode) && !restartableByReset(end) {
 		n.stoppedNotRestartable++
 	}
-	if terminated && exitCode == 0 {
+	if terminated && end.ExitCode == 0 {
 		n.succeeded++
 	}
 }
@@ -140,7 +141,7 @@ func regularInitCounts(pod *v1.Pod, initInfo []v1.ContainerStatus) (pending, fai
 			pending++
 			continue
 		}
-		if last.ExitCode != 0 && !podutil.ContainerShouldRestart(*c, pod.Spec, last.ExitCode) {
+		if last.ExitCode != 0 && !podutil.ContainerShouldRestart(*c, pod.Spec, last.ExitCode) && !restartableByReset(last) {
 			failedNotRestartable++
 		}
 	}

@@ -3,12 +3,14 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/runlet/runlet/test/e2e/framework"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -57,7 +59,7 @@ func TestNodeRegistersReady(t *testing.T) {
 	if !hasAddress(n, v1.NodeInternalIP, "127.0.0.1") {
 		t.Errorf("InternalIP 127.0.0.1 missing: %v", n.Status.Addresses)
 	}
-	testDeclaredFeaturesKeepPodsOff(t, rl.NodeName)
+	testUndeclaredFeatureRefused(t, rl.NodeName)
 
 	leases := c.Client.CoordinationV1().Leases("kube-node-lease")
 	first, err := leases.Get(context.Background(), rl.NodeName, metav1.GetOptions{})
@@ -157,20 +159,28 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	}
 }
 
-// testDeclaredFeaturesKeepPodsOff: a pod that needs a feature the node does
-// not declare (a RestartAllContainers restart rule) is kept off it by the
-// scheduler, with its reason, instead of running there without the rule.
-func testDeclaredFeaturesKeepPodsOff(t *testing.T, node string) {
+// testUndeclaredFeatureRefused: the node declares the features runlet
+// implements, and the apiserver refuses a pod update that needs one it
+// does not (a resize of pod-level resources) instead of leaving it to a
+// node that would not carry it out.
+func testUndeclaredFeatureRefused(t *testing.T, node string) {
+	n, err := framework.Get(t).Client.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"InPlacePodVerticalScalingInitContainers", "RestartAllContainersOnContainerExits"}
+	if !slices.Equal(n.Status.DeclaredFeatures, want) {
+		t.Errorf("declaredFeatures %v; want %v", n.Status.DeclaredFeatures, want)
+	}
 	ns := framework.Namespace(t)
-	never := v1.ContainerRestartPolicyNever
-	c := framework.Sleeper("main")
-	c.RestartPolicy = &never
-	c.RestartPolicyRules = []v1.ContainerRestartRule{{
-		Action:    v1.ContainerRestartRuleActionRestartAllContainers,
-		ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}},
-	}}
-	framework.CreatePod(t, framework.PodFor(node, ns, "restart-all", c))
-	framework.WaitForEvent(t, ns, "Pod", "restart-all", time.Minute, "FailedScheduling for the undeclared feature", func(e *v1.Event) bool {
-		return e.Reason == "FailedScheduling" && strings.Contains(e.Message, "didn't match Pod's required features")
-	})
+	pod := framework.PodFor(node, ns, "plr", framework.Sleeper("main"))
+	pod.Spec.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")},
+		Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("200m")}}
+	framework.CreatePod(t, pod)
+	p := framework.WaitForPodReady(t, ns, "plr", 90*time.Second)
+	p.Spec.Resources.Limits[v1.ResourceCPU] = resource.MustParse("300m")
+	_, err = framework.Get(t).Client.CoreV1().Pods(ns).UpdateResize(context.Background(), "plr", p, metav1.UpdateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "InPlacePodLevelResourcesVerticalScaling") {
+		t.Errorf("resize of pod-level resources: %v; want it refused for the undeclared InPlacePodLevelResourcesVerticalScaling", err)
+	}
 }
