@@ -57,7 +57,7 @@ test-e2e: deps cp
 # runc backend. Their checks speak Kubernetes, or ask the backend through the framework (Sandboxes,
 # Containers, NewestRuns, RecordExits, KillContainer), whichever it is. Podman-only: the tests of podman
 # itself (its service killed or remote, its pods removed behind runlet's back, the chart, which runs
-# runlet on podman) and TestDiskPressureEvicts, whose 64Mi root cannot also hold runc's images.
+# runlet on podman).
 RUNC_E2E_TESTS ?= TestRuncNode TestClusterNetwork TestObservedGeneration TestLifecycleHooks TestHostNetworkPodEnv \
 	TestImagePulls TestProbes TestReadinessGates TestInPlaceResize TestServicesAndDNS TestStatusReconciled \
 	TestVolumes TestNetworkFaults TestBadInput TestPodOSRejection TestEphemeralContainers \
@@ -66,7 +66,8 @@ RUNC_E2E_TESTS ?= TestRuncNode TestClusterNetwork TestObservedGeneration TestLif
 	TestSecurityContext TestStaticPodFromFile TestStaticPodFromURL TestStaticPodReAdded TestKubeletAPI \
 	TestPodNetwork TestMissingClusterDNS TestCrashLoopBackOff TestSecurityBootstrapServingCert TestSecurity \
 	TestSecurityAlwaysAllow TestTermination TestTakenPortIsFatal TestClientCAFromTheCluster \
-	TestFaultSIGKILLWith50Pods TestFaultAPIServerStopped60s TestContainerLogRotation TestSidecars
+	TestFaultSIGKILLWith50Pods TestFaultAPIServerStopped60s TestContainerLogRotation TestSidecars TestDiskPressureEvicts \
+	TestRestartAllContainers
 # space is one blank: the list above is joined with | into one -run pattern
 space := $(subst x, ,x)
 test-e2e-runc: deps cp
