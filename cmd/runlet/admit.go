@@ -18,13 +18,12 @@ func (c *core) admit(p *v1.Pod) (bool, string, string) {
 	if ok, reason, msg := c.eviction.Admit(p); !ok {
 		return ok, reason, msg
 	}
-	n := c.node
 	others := c.loop.ActivePods()
-	r := predicate.Admit(p, n.get(), others)
+	r := predicate.Admit(p, c.node.get(), others)
 	if r.Reason == predicate.ReasonNodeAffinity {
 		// The node's labels may have changed since: ask the API once more,
 		// as the kubelet does before it refuses a pod for its affinity.
-		r = predicate.Admit(p, n.fetch(), others)
+		r = predicate.Admit(p, c.node.fetch(), others)
 	}
 	return r.Admit, r.Reason, r.Message
 }

@@ -11,18 +11,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// restartingAll reports that the pod's status (the one just generated)
-// says all its containers restart: a container exited by a
-// RestartAllContainers rule.
-func restartingAll(pod *v1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == v1.AllContainersRestarting {
-			return c.Status == v1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // restartAll kills (without grace) and removes every init and regular
 // container of the pod, as the kubelet's RestartAllContainers reset: the
 // others first, regular before init, then the ones whose exit asked for
@@ -33,7 +21,7 @@ func (m *Manager) restartAll(ctx context.Context, pod *v1.Pod, ps *runtime.PodSt
 	for kind, specs := range [][]v1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
 		for i := range specs {
 			for _, c := range ps.Containers {
-				if c.Name != specs[i].Name || c.ID == "" {
+				if c.Name != specs[i].Name {
 					continue
 				}
 				if c.State == runtime.ContainerExited && podutil.RestartsAllContainers(&specs[i], int32(c.ExitCode)) {

@@ -31,7 +31,7 @@ var ErrBackOff = errors.New("back-off")
 func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatus) (Result, error) {
 	uid := string(pod.UID)
 	var res Result
-	if restartingAll(pod) {
+	if status.AllContainersRestarting(&pod.Status) {
 		return m.restartAll(ctx, pod, ps)
 	}
 	ps, lost := withLostContainers(pod, ps)

@@ -11,10 +11,7 @@ const ReasonContainerStatusUnknown = "ContainerStatusUnknown"
 // oldStatus is the last status of the container named name, from in.Old or
 // else the pod's own status.
 func (in Input) oldStatus(name string) *v1.ContainerStatus {
-	old := in.Old
-	if old == nil {
-		old = &in.Pod.Status
-	}
+	old := in.old()
 	for _, list := range [][]v1.ContainerStatus{old.ContainerStatuses, old.InitContainerStatuses} {
 		for i := range list {
 			if list[i].Name == name {

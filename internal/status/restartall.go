@@ -22,6 +22,13 @@ const (
 	messageRemovedForRestartAll       = "The container is removed because RestartAllContainers in place"
 )
 
+// AllContainersRestarting reports a status whose AllContainersRestarting
+// condition is True: the pod's sync is to remove every container.
+func AllContainersRestarting(st *v1.PodStatus) bool {
+	c := findCondition(st.Conditions, v1.AllContainersRestarting)
+	return c != nil && c.Status == v1.ConditionTrue
+}
+
 // old is the pod's last status: in.Old, else the pod's own.
 func (in Input) old() *v1.PodStatus {
 	if in.Old != nil {
@@ -35,7 +42,7 @@ func (in Input) old() *v1.PodStatus {
 // exited, by the backend or by the last status, with a RestartAllContainers
 // rule.
 func restartingAll(in Input) bool {
-	if c := findCondition(in.old().Conditions, v1.AllContainersRestarting); c != nil && c.Status == v1.ConditionTrue {
+	if AllContainersRestarting(in.old()) {
 		return true
 	}
 	for _, list := range [][]v1.Container{in.Pod.Spec.InitContainers, in.Pod.Spec.Containers} {
