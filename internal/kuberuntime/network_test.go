@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -182,5 +183,33 @@ func TestInvalidHostnameFailsSandbox(t *testing.T) {
 	_, err := e.sync(pod)
 	if err == nil || !strings.Contains(err.Error(), `pod Hostname "Not_A_Label" is not a valid DNS label`) || len(e.f.Sandboxes()) != 0 {
 		t.Fatalf("SyncPod = %v, sandboxes %v", err, e.f.Sandboxes())
+	}
+}
+
+// TestSELinuxRelabelledFiles: where the host enforces SELinux, the files
+// the core writes for a container (its /etc/hosts, resolv.conf and
+// termination log) are to be relabelled, as the kubelet asks of its
+// runtime; elsewhere nothing is.
+func TestSELinuxRelabelledFiles(t *testing.T) {
+	for _, enforced := range []bool{true, false} {
+		e := newNetEnv(t)
+		e.m.node.SELinux = enforced
+		pod := newPod(v1.RestartPolicyAlways, "a")
+		pod.Spec.Containers[0].TerminationMessagePath = v1.TerminationMessagePathDefault
+		if _, err := e.sync(pod); err != nil {
+			t.Fatal(err)
+		}
+		cfg, ok := e.f.Config(e.latest(pod, "a").ID)
+		if !ok {
+			t.Fatal("no config")
+		}
+		relabelled := map[string]bool{}
+		for _, m := range cfg.Mounts {
+			relabelled[m.ContainerPath] = m.Relabel
+		}
+		want := map[string]bool{"/etc/hosts": enforced, "/etc/resolv.conf": enforced, v1.TerminationMessagePathDefault: enforced}
+		if !reflect.DeepEqual(relabelled, want) {
+			t.Errorf("SELinux enforced %v: relabelled %v; want %v", enforced, relabelled, want)
+		}
 	}
 }

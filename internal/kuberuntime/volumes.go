@@ -53,5 +53,8 @@ func (m *Manager) containerMounts(pod *v1.Pod, c *v1.Container, env []v1.EnvVar)
 		m.event(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return nil, err
 	}
+	for i := range mounts {
+		mounts[i].Relabel = mounts[i].Relabel && m.node.SELinux
+	}
 	return mounts, nil
 }

@@ -89,6 +89,11 @@ type Mount struct {
 	// meaning): "" or "None" private, "HostToContainer" rslave,
 	// "Bidirectional" rshared.
 	Propagation string
+	// Relabel gives HostPath the container's SELinux mount label before
+	// the container starts: the kubelet's SELinuxRelabel, set by the core
+	// only where the host enforces SELinux, for the volumes it manages and
+	// the files it writes for the pod (a hostPath keeps its label).
+	Relabel bool
 }
 
 // Resources are cgroup limits; zero means unset (unlimited, or the

@@ -36,7 +36,7 @@ func (m *Manager) setUpClaim(ctx context.Context, pod *v1.Pod, src *v1.Persisten
 				return nil, err
 			}
 		}
-		return &mounted{path: path, readOnly: readOnly}, nil
+		return &mounted{path: path, readOnly: readOnly, relabel: true}, nil
 	}
 	return nil, fmt.Errorf("persistentVolume %s: %w", pv.Name, unsupported(&pv.Spec.PersistentVolumeSource))
 }

@@ -123,6 +123,9 @@ type mounted struct {
 	// remount: the content follows its source and is written again on every
 	// sync (the kubelet's RequiresRemount).
 	remount bool
+	// relabel: the kubelet's SELinuxRelabel attribute, true for every
+	// volume runlet makes or owns, false for a host path.
+	relabel bool
 }
 
 // NewManager returns a manager for cfg.
@@ -175,19 +178,19 @@ func (m *Manager) setUp(ctx context.Context, pod *v1.Pod, vol *v1.Volume, args m
 	switch {
 	case src.EmptyDir != nil:
 		dir := m.dir(pod, emptyDirPlugin, vol.Name)
-		return &mounted{path: dir}, m.setUpEmptyDir(pod, vol.Name, *src.EmptyDir, dir, args)
+		return &mounted{path: dir, relabel: true}, m.setUpEmptyDir(pod, vol.Name, *src.EmptyDir, dir, args)
 	case src.ConfigMap != nil:
 		dir := m.dir(pod, configMapPlugin, vol.Name)
-		return &mounted{path: dir, readOnly: true, remount: true}, m.setUpConfigMap(pod, vol.Name, src.ConfigMap, dir, args)
+		return &mounted{path: dir, readOnly: true, remount: true, relabel: true}, m.setUpConfigMap(pod, vol.Name, src.ConfigMap, dir, args)
 	case src.Secret != nil:
 		dir := m.dir(pod, secretPlugin, vol.Name)
-		return &mounted{path: dir, readOnly: true, remount: true}, m.setUpSecret(pod, vol.Name, src.Secret, dir, args)
+		return &mounted{path: dir, readOnly: true, remount: true, relabel: true}, m.setUpSecret(pod, vol.Name, src.Secret, dir, args)
 	case src.Projected != nil:
 		dir := m.dir(pod, projectedPlugin, vol.Name)
-		return &mounted{path: dir, readOnly: true, remount: true}, m.setUpProjected(pod, vol.Name, src.Projected, dir, args)
+		return &mounted{path: dir, readOnly: true, remount: true, relabel: true}, m.setUpProjected(pod, vol.Name, src.Projected, dir, args)
 	case src.DownwardAPI != nil:
 		dir := m.dir(pod, downwardAPIPlugin, vol.Name)
-		return &mounted{path: dir, readOnly: true, remount: true}, m.setUpDownwardAPI(pod, vol.Name, src.DownwardAPI, dir, args)
+		return &mounted{path: dir, readOnly: true, remount: true, relabel: true}, m.setUpDownwardAPI(pod, vol.Name, src.DownwardAPI, dir, args)
 	case src.HostPath != nil:
 		return &mounted{path: src.HostPath.Path}, setUpHostPath(src.HostPath)
 	case src.PersistentVolumeClaim != nil:

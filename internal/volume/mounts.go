@@ -49,7 +49,7 @@ func (m *Manager) ContainerMounts(pod *v1.Pod, c *v1.Container, env []v1.EnvVar)
 		}
 		out = append(out, runtime.Mount{
 			HostPath: hostPath, ContainerPath: containerPath(vm),
-			ReadOnly: vm.ReadOnly || vol.readOnly, Propagation: propagation,
+			ReadOnly: vm.ReadOnly || vol.readOnly, Propagation: propagation, Relabel: vol.relabel,
 		})
 	}
 	return out, nil

@@ -23,17 +23,21 @@ func mountsPod() *v1.Pod {
 }
 
 // TestContainerMounts: each volumeMount is a bind of its volume; configMap
-// volumes are read-only whatever the mount says; propagation is passed on.
+// volumes are read-only whatever the mount says; propagation is passed on;
+// the volumes runlet makes are to be relabelled for SELinux, a host path not.
 func TestContainerMounts(t *testing.T) {
 	e := newTestEnv(t)
 	e.objs.putConfigMap(&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cfg"}})
 	pod := mountsPod()
+	host := t.TempDir()
+	pod.Spec.Volumes = append(pod.Spec.Volumes, v1.Volume{Name: "host", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: host}}})
 	e.setUp(pod)
 	h2c := v1.MountPropagationHostToContainer
 	c := &v1.Container{Name: "c", VolumeMounts: []v1.VolumeMount{
 		{Name: "data", MountPath: "/data"},
 		{Name: "data", MountPath: "/ro", ReadOnly: true, MountPropagation: &h2c},
 		{Name: "cfg", MountPath: "/etc/cfg"},
+		{Name: "host", MountPath: "/host"},
 	}}
 	got, err := e.m.ContainerMounts(pod, c, nil)
 	if err != nil {
@@ -41,9 +45,10 @@ func TestContainerMounts(t *testing.T) {
 	}
 	data, cfg := e.volumeDir(pod, emptyDirPlugin, "data"), e.volumeDir(pod, configMapPlugin, "cfg")
 	want := []runtime.Mount{
-		{HostPath: data, ContainerPath: "/data", Propagation: "None"},
-		{HostPath: data, ContainerPath: "/ro", ReadOnly: true, Propagation: "HostToContainer"},
-		{HostPath: cfg, ContainerPath: "/etc/cfg", ReadOnly: true, Propagation: "None"},
+		{HostPath: data, ContainerPath: "/data", Propagation: "None", Relabel: true},
+		{HostPath: data, ContainerPath: "/ro", ReadOnly: true, Propagation: "HostToContainer", Relabel: true},
+		{HostPath: cfg, ContainerPath: "/etc/cfg", ReadOnly: true, Propagation: "None", Relabel: true},
+		{HostPath: host, ContainerPath: "/host", Propagation: "None"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("mounts\n got %+v\nwant %+v", got, want)

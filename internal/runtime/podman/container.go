@@ -94,6 +94,11 @@ func bindMounts(ms []runtime.Mount) []libpod.Mount {
 		case "Bidirectional":
 			opts[2] = "rshared"
 		}
+		if m.Relabel {
+			// podman's private relabel: its containers of one pod share
+			// the infra's MCS level.
+			opts = append(opts, "Z")
+		}
 		out = append(out, libpod.Mount{Destination: m.ContainerPath, Type: "bind", Source: m.HostPath, Options: opts})
 	}
 	return out

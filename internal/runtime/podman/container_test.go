@@ -55,3 +55,20 @@ func TestCreateSandboxFreesHeldInfraName(t *testing.T) {
 		t.Errorf("RemoveSandbox: %v", err)
 	}
 }
+
+// TestBindMountOptions: read-only, propagation and the SELinux relabel the
+// core asks for become podman's mount options; image volumes are not binds.
+func TestBindMountOptions(t *testing.T) {
+	got := bindMounts([]runtime.Mount{
+		{HostPath: "/v/a", ContainerPath: "/a", Relabel: true},
+		{HostPath: "/v/b", ContainerPath: "/b", ReadOnly: true, Propagation: "HostToContainer"},
+		{Image: "busybox", ContainerPath: "/img"},
+	})
+	want := []libpod.Mount{
+		{Destination: "/a", Type: "bind", Source: "/v/a", Options: []string{"rbind", "rw", "rprivate", "Z"}},
+		{Destination: "/b", Type: "bind", Source: "/v/b", Options: []string{"rbind", "ro", "rslave"}},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("mounts\n got %+v\nwant %+v", got, want)
+	}
+}

@@ -53,6 +53,7 @@ type Backend struct {
 	info       runtime.HostInfo
 	ooms       *hostproc.OOMRecorder
 	events     *broadcaster
+	sel        labeler
 	// exits holds each container's exit once read (ID → runtime.ContainerExit).
 	exits     sync.Map
 	watchOnce sync.Once
@@ -76,7 +77,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("runc backend: runlet must run as root to run containers with runc (use --runtime=podman otherwise)")
 	}
-	b := &Backend{opts: opts, locks: map[string]*sync.Mutex{}, events: newBroadcaster()}
+	b := &Backend{opts: opts, locks: map[string]*sync.Mutex{}, events: newBroadcaster(), sel: hostLabeler{}}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	var err error
 	if b.runc, err = findBinary(opts.Runc, "runc", "/usr/sbin/runc", "/usr/bin/runc"); err != nil {

@@ -46,6 +46,14 @@ func (b *Backend) CreateContainer(ctx context.Context, sandboxID string, cfg run
 
 func (b *Backend) createContainer(ctx context.Context, sb *sandboxRecord, rec *containerRecord, im imagestore.Image) error {
 	bundle := b.bundle(rec.ID)
+	labels, err := containerLabels(b.sel, sb.SELinux, rec.Config.Security.SELinuxOptions)
+	if err != nil {
+		return err
+	}
+	rec.SELinux, rec.OwnLevel = labels, level(labels.Process) != level(sb.SELinux.Process)
+	if err := relabelMounts(b.sel, rec.Config.Mounts, labels); err != nil {
+		return err
+	}
 	if err := mountRootfs(bundle, im.LayerDirs); err != nil {
 		return err
 	}
@@ -55,6 +63,7 @@ func (b *Backend) createContainer(ctx context.Context, sb *sandboxRecord, rec *c
 	}
 	spec, err := ocispec.Build(ocispec.Input{
 		ID: rec.ID, Container: rec.Config, Rootfs: filepath.Join(bundle, "rootfs"), ImageRoots: roots, Host: b.host,
+		ProcessLabel: labels.Process, MountLabel: labels.Mount,
 		Pod: ocispec.Pod{Config: sb.Config, Net: b.podNet(sb), IPC: sb.Pause.NS("ipc"), UTS: sb.Pause.NS("uts"),
 			PID: sb.Pause.NS("pid"), Shm: sb.Shm, CgroupParent: sb.CgroupParent},
 		Image: ocispec.ImageConfig{User: im.Config.User, Env: im.Config.Env, Entrypoint: im.Config.Entrypoint,
@@ -189,6 +198,9 @@ func (b *Backend) RemoveContainer(ctx context.Context, id string) error {
 	}
 	if err := b.removeBundle(rec); err != nil {
 		return err
+	}
+	if rec.OwnLevel {
+		b.sel.Release(rec.SELinux.Process)
 	}
 	b.forgetLock(id)
 	b.events.send(runtime.Event{PodUID: rec.PodUID, ContainerID: id, Action: "remove", Time: time.Now()})

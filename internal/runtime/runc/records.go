@@ -25,6 +25,8 @@ type sandboxRecord struct {
 	Shm string `json:"shm,omitempty"`
 	// CgroupParent is the pod's cgroup, cgroupfs style.
 	CgroupParent string `json:"cgroupParent"`
+	// SELinux are the pod's labels, whose MCS level its containers share.
+	SELinux seLabels `json:"selinux,omitzero"`
 }
 
 // containerRecord is what CreateContainer writes and StartContainer
@@ -52,6 +54,10 @@ type containerRecord struct {
 	// StartError is why the start failed: the container then shows as
 	// ended, having never run.
 	StartError string `json:"startError,omitempty"`
+	// SELinux are the container's labels; OwnLevel says their MCS level is
+	// not the pod's, and is given back with the container.
+	SELinux  seLabels `json:"selinux,omitzero"`
+	OwnLevel bool     `json:"ownLevel,omitempty"`
 }
 
 const (

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opencontainers/selinux/go-selinux/label"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/cgroups"
 	"github.com/runlet/runlet/internal/runtime/runc/pause"
@@ -41,12 +42,17 @@ func (b *Backend) setUpSandbox(rec *sandboxRecord, dir string) error {
 	if err := b.makePodCgroup(rec.CgroupParent, cfg.Resources); err != nil {
 		return err
 	}
+	var err error
+	if rec.SELinux, err = podLabels(b.sel); err != nil {
+		return err
+	}
 	if !cfg.HostIPC {
 		rec.Shm = filepath.Join(dir, "shm")
 		if err := os.MkdirAll(rec.Shm, 0o755); err != nil {
 			return err
 		}
-		if err := unix.Mount("shm", rec.Shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=1777,size="+shmSize); err != nil {
+		data := label.FormatMountLabel("mode=1777,size="+shmSize, rec.SELinux.Mount)
+		if err := unix.Mount("shm", rec.Shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, data); err != nil {
 			return fmt.Errorf("mounting the pod's /dev/shm: %w", err)
 		}
 	}
@@ -194,6 +200,9 @@ func (b *Backend) tearDownSandbox(rec *sandboxRecord, dir string) error {
 		}
 	}
 	removeCgroup(rec.CgroupParent)
+	if rec.SELinux.Process != "" {
+		b.sel.Release(rec.SELinux.Process)
+	}
 	return os.RemoveAll(dir)
 }
 

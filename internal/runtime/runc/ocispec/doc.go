@@ -29,6 +29,7 @@
 //
 // Left to the backend: the spec of the process that holds the pod's
 // namespaces, an /etc/hostname file (a mount like the core's /etc/hosts),
-// cgroup paths for the systemd driver (cgroupfs paths only here), and
-// SELinux labels, which Build refuses rather than ignores.
+// cgroup paths for the systemd driver (cgroupfs paths only here), and the
+// allotment of SELinux labels: Build sets those it is given, and refuses
+// seLinuxOptions that came without one rather than ignore them.
 package ocispec

@@ -97,12 +97,21 @@ func TestProcessFlags(t *testing.T) {
 	}
 }
 
-// TestSELinuxRefused: a label asked for is not dropped quietly.
-func TestSELinuxRefused(t *testing.T) {
+// TestSELinuxLabels: the labels the backend allotted are the process's and
+// the mounts'; options that came without one are refused, not dropped.
+func TestSELinuxLabels(t *testing.T) {
 	in := base()
 	in.Container.Security.SELinuxOptions = []string{"type:spc_t"}
 	if _, err := Build(in); err == nil || !strings.Contains(err.Error(), "SELinux") {
-		t.Errorf("SELinux options: %v; want an error", err)
+		t.Errorf("SELinux options without a label: %v; want an error", err)
+	}
+	in.ProcessLabel, in.MountLabel = "system_u:system_r:spc_t:s0:c1,c2", "system_u:object_r:container_file_t:s0:c1,c2"
+	s, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Process.SelinuxLabel != in.ProcessLabel || s.Linux.MountLabel != in.MountLabel {
+		t.Errorf("labels %q, %q; want %q, %q", s.Process.SelinuxLabel, s.Linux.MountLabel, in.ProcessLabel, in.MountLabel)
 	}
 }
 

@@ -24,6 +24,10 @@ type Input struct {
 	// mounts as volumes (runtime.Mount.Image), by image reference.
 	ImageRoots map[string]string
 	Host       Host
+	// ProcessLabel and MountLabel are the container's SELinux labels, which
+	// the backend allots from its seLinuxOptions and the pod's MCS level.
+	// Empty: the host does not enforce SELinux.
+	ProcessLabel, MountLabel string
 }
 
 // Pod is the sandbox a container joins.
@@ -83,22 +87,23 @@ func Build(in Input) (*specs.Spec, error) {
 	if in.ID == "" || in.Rootfs == "" {
 		return nil, fmt.Errorf("container %s: a spec needs the container's ID and root filesystem", in.Container.Name)
 	}
-	if len(in.Container.Security.SELinuxOptions) > 0 {
-		// Labels need the host's SELinux policy to be complete; running
-		// without the one asked for would be quietly less confined.
-		return nil, fmt.Errorf("container %s: SELinux labels are not supported with runc yet", in.Container.Name)
+	if len(in.Container.Security.SELinuxOptions) > 0 && in.ProcessLabel == "" {
+		// Running without the label asked for would be quietly less
+		// confined.
+		return nil, fmt.Errorf("container %s: SELinux options %v were given no label", in.Container.Name, in.Container.Security.SELinuxOptions)
 	}
 	proc, err := process(in)
 	if err != nil {
 		return nil, fmt.Errorf("container %s: %w", in.Container.Name, err)
 	}
+	proc.SelinuxLabel = in.ProcessLabel
 	s := &specs.Spec{
 		Version:     specs.Version,
 		Process:     proc,
 		Root:        &specs.Root{Path: in.Rootfs, Readonly: in.Container.Security.ReadOnlyRootfs},
 		Hostname:    hostname(in.Pod.Config),
 		Annotations: maps.Clone(in.Container.Labels),
-		Linux:       &specs.Linux{CgroupsPath: path.Join(in.Pod.CgroupParent, in.ID)},
+		Linux:       &specs.Linux{CgroupsPath: path.Join(in.Pod.CgroupParent, in.ID), MountLabel: in.MountLabel},
 	}
 	// The capabilities are in the process by now: the seccomp profile
 	// depends on them.
