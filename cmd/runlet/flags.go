@@ -39,6 +39,8 @@ type options struct {
 	AuthorizationMode string
 	KubeAPIQPS        float32
 	KubeAPIBurst      int
+	EventQPS          int32
+	EventBurst        int32
 	PodSyncWorkers    int
 	ShowVersion       bool
 	// ContainerLogMaxSize and ContainerLogMaxFiles are the kubelet's log rotation limits.
@@ -111,8 +113,10 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.BootstrapServingCert, "bootstrap-serving-cert", false, "request the kubelet API's serving certificate with a CSR (signer kubernetes.io/kubelet-serving) and renew it before it expires; kept in <root-dir>/pki")
 	fs.BoolVar(&o.AuthWebhook, "authentication-token-webhook", true, "authenticate bearer tokens with TokenReview")
 	fs.StringVar(&o.AuthorizationMode, "authorization-mode", "Webhook", "Webhook (SubjectAccessReview) or AlwaysAllow")
-	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 100, "QPS to the apiserver")
-	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", 200, "burst to the apiserver")
+	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 100, "QPS to the apiserver for the pods' work")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", 200, "burst to the apiserver; events and the node's heartbeat have their own")
+	fs.Int32Var(&o.EventQPS, "event-qps", 50, "QPS to limit event creations; 0: no limit")
+	fs.Int32Var(&o.EventBurst, "event-burst", 100, "burst of event creations, within --event-qps")
 	fs.IntVar(&o.PodSyncWorkers, "pod-sync-workers", 10, "framework workers that hand pods to runlet")
 	fs.StringVar(&taints, "register-with-taints", nodeinfo.DefaultTaints, "taints the node registers with, comma-separated \"<key>=<value>:<effect>\" or \"<key>:<effect>\"; empty: none")
 	nodeLabels := cliflag.ConfigurationMap(o.NodeLabels)

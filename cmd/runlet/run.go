@@ -42,6 +42,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -60,10 +61,11 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	if metricsListener != nil {
 		defer metricsListener.Close()
 	}
-	client, err := newClient(o)
+	clients, err := newClients(o)
 	if err != nil {
 		return err
 	}
+	client := clients.kube
 	ownNode, err := checkNodeName(ctx, client.CoreV1().Nodes(), o.NodeName)
 	if err != nil {
 		return err
@@ -106,9 +108,9 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	if err != nil {
 		return err
 	}
-	recorder, stopEvents := vknode.NewEventRecorder(client, "runlet", o.NodeName)
+	recorder, stopEvents := vknode.NewEventRecorder(clients.events, "runlet", o.NodeName)
 	defer stopEvents()
-	d := coreDeps{client: client, backend: backend, host: host, recorder: recorder, nodeIP: nodeIP, log: log,
+	d := coreDeps{client: client, events: clients.events, heartbeat: clients.heartbeat, backend: backend, host: host, recorder: recorder, nodeIP: nodeIP, log: log,
 		res: res, admit: admit, network: podNet, node: registered, pods: vknode.NewPodInformer(client, o.NodeName)}
 	core := newCore(ctx, o, d)
 
@@ -126,14 +128,18 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 
 // coreDeps is what the core and the node are built from, in this order.
 type coreDeps struct {
-	client   kubernetes.Interface
-	backend  runtime.Runtime
-	host     runtime.HostInfo
-	recorder record.EventRecorder
-	nodeIP   string
-	log      *logrus.Entry
-	res      nodeResources
-	admit    syncloop.Admitter
+	client kubernetes.Interface
+	// events and heartbeat are the clients of events and of the node's
+	// lease and status (newClients).
+	events    corev1client.EventsGetter
+	heartbeat kubernetes.Interface
+	backend   runtime.Runtime
+	host      runtime.HostInfo
+	recorder  record.EventRecorder
+	nodeIP    string
+	log       *logrus.Entry
+	res       nodeResources
+	admit     syncloop.Admitter
 	// network is the pod network; nil with a remote backend.
 	network *cni.Manager
 	// node is the Node object runlet registers.
@@ -306,7 +312,7 @@ func runNode(ctx context.Context, o *options, c *core, d coreDeps) error {
 	if err != nil {
 		return err
 	}
-	if err := startStaticSources(ctx, o, c.config, client, log); err != nil {
+	if err := startStaticSources(ctx, o, c.config, d.events, log); err != nil {
 		return err
 	}
 	prov := provider.New(provider.Config{Source: src, Status: c.status, Log: log.WithField("component", "provider"), Static: c.mirror})
@@ -322,7 +328,7 @@ func runNode(ctx context.Context, o *options, c *core, d coreDeps) error {
 		return err
 	}
 	n, err := vknode.New(vknode.Config{
-		Name: o.NodeName, Client: client, EventRecorder: rec, Workers: o.PodSyncWorkers, Pods: d.pods,
+		Name: o.NodeName, Client: client, Heartbeat: d.heartbeat, EventRecorder: rec, Workers: o.PodSyncWorkers, Pods: d.pods,
 		ListenAddr: net.JoinHostPort(o.Address, strconv.Itoa(int(o.KubeletPort))), TLSConfig: tlsCfg, Handler: handler,
 		PodControllerOpts: []func(*node.PodControllerConfig) error{vknode.RaiseQueueLimits},
 		Node:              d.node, Provider: prov, NodeProvider: np,

@@ -6,7 +6,6 @@ import (
 	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
@@ -15,11 +14,11 @@ import (
 // startStaticSources registers and starts the file and http sources whose
 // flags are set. Call it after registering the api source: sources-ready
 // then waits for every registered source, as on the kubelet.
-func startStaticSources(ctx context.Context, o *options, cfg *podconfig.Config, client kubernetes.Interface, log *logrus.Entry) error {
+func startStaticSources(ctx context.Context, o *options, cfg *podconfig.Config, events corev1client.EventsGetter, log *logrus.Entry) error {
 	if o.ManifestURL == "" && o.PodManifestPath == "" {
 		return nil
 	}
-	rec := newSourceRecorder(ctx, client, o.NodeName)
+	rec := newSourceRecorder(ctx, events, o.NodeName)
 	if o.ManifestURL != "" {
 		go podconfig.RunHTTPSource(ctx, podconfig.HTTPSourceConfig{
 			URL: o.ManifestURL, Header: o.manifestHeader, NodeName: o.NodeName, Recorder: rec,
@@ -41,10 +40,10 @@ func startStaticSources(ctx context.Context, o *options, cfg *podconfig.Config, 
 // more than 10 with one reason into one: a directory of bad manifests would
 // then show only some of them. The sources report each problem once, so
 // they need no spam filter of their own.
-func newSourceRecorder(ctx context.Context, client kubernetes.Interface, nodeName string) record.EventRecorder {
+func newSourceRecorder(ctx context.Context, events corev1client.EventsGetter, nodeName string) record.EventRecorder {
 	eb := record.NewBroadcaster(record.WithContext(ctx), record.WithCorrelatorOptions(record.CorrelatorOptions{
 		BurstSize: 1000, QPS: 1, MaxEvents: 1000,
 	}))
-	eb.StartRecordingToSink(&corev1client.EventSinkImpl{Interface: client.CoreV1().Events(v1.NamespaceAll)}) // ends with ctx
+	eb.StartRecordingToSink(&corev1client.EventSinkImpl{Interface: events.Events(v1.NamespaceAll)}) // ends with ctx
 	return eb.NewRecorder(scheme.Scheme, v1.EventSource{Component: "runlet", Host: nodeName})
 }

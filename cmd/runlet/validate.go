@@ -56,6 +56,10 @@ func (o *options) validateLimits() error {
 		return fmt.Errorf("--kube-api-qps must not be negative, not %g", o.KubeAPIQPS)
 	case o.KubeAPIBurst < 0:
 		return fmt.Errorf("--kube-api-burst must not be negative, not %d", o.KubeAPIBurst)
+	case o.EventQPS < 0:
+		return fmt.Errorf("--event-qps must not be negative, not %d", o.EventQPS)
+	case o.EventBurst < 0 || (o.EventBurst == 0 && o.EventQPS > 0):
+		return fmt.Errorf("--event-burst must be positive with a --event-qps limit, not %d", o.EventBurst)
 	case o.PodSyncWorkers < 1:
 		return fmt.Errorf("--pod-sync-workers must be at least 1, not %d", o.PodSyncWorkers)
 	case o.ImagePullTimeout <= 0:

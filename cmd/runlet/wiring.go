@@ -10,13 +10,63 @@ import (
 	nodeinfo "github.com/runlet/runlet/internal/node"
 	"github.com/runlet/runlet/internal/pleg"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// newClient builds runlet's own client: client-go's defaults (QPS 5, burst
-// 10) would throttle status updates long before podman is the limit.
+// heartbeatTimeout bounds one write of the node's lease or status, as the
+// kubelet bounds it by its status update frequency.
+const heartbeatTimeout = 10 * time.Second
+
+// clients are runlet's API clients, split as the kubelet's are: one for the
+// pods' work (--kube-api-qps), one for events (--event-qps), and one for the
+// node's lease and status that no rate limit holds back, so that a burst of
+// pod writes cannot make the node miss its heartbeat.
+type clients struct {
+	kube      kubernetes.Interface
+	events    corev1client.EventsGetter
+	heartbeat kubernetes.Interface
+}
+
+func newClients(o *options) (clients, error) {
+	cfg, err := restConfig(o)
+	if err != nil {
+		return clients{}, err
+	}
+	var c clients
+	if c.kube, err = newClient(o); err != nil {
+		return clients{}, err
+	}
+	events := rest.CopyConfig(cfg)
+	events.QPS, events.Burst = float32(o.EventQPS), int(o.EventBurst)
+	if o.EventQPS == 0 {
+		events.QPS = -1 // no limit, as the kubelet reads 0
+	}
+	if c.events, err = corev1client.NewForConfig(events); err != nil {
+		return clients{}, fmt.Errorf("API client for events: %w", err)
+	}
+	heartbeat := rest.CopyConfig(cfg)
+	heartbeat.QPS, heartbeat.Timeout = -1, heartbeatTimeout
+	if c.heartbeat, err = kubeclient.New(heartbeat); err != nil {
+		return clients{}, fmt.Errorf("API client for the node's heartbeat: %w", err)
+	}
+	return c, nil
+}
+
+// newClient builds runlet's client for the pods' work: client-go's defaults
+// (QPS 5, burst 10) would throttle status updates long before the backend
+// is the limit.
 func newClient(o *options) (kubernetes.Interface, error) {
+	cfg, err := restConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
+	return kubeclient.New(cfg)
+}
+
+func restConfig(o *options) (*rest.Config, error) {
 	var cfg *rest.Config
 	var err error
 	if o.Kubeconfig == "" {
@@ -27,9 +77,8 @@ func newClient(o *options) (kubernetes.Interface, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
-	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
 	cfg.UserAgent = "runlet/" + version
-	return kubeclient.New(cfg)
+	return cfg, nil
 }
 
 func plegHealth(p *pleg.PLEG) nodeinfo.HealthCheck {

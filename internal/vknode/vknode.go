@@ -29,8 +29,11 @@ const podResync = time.Minute
 
 // Config is the node to run.
 type Config struct {
-	Name       string
-	Client     kubernetes.Interface
+	Name   string
+	Client kubernetes.Interface
+	// Heartbeat writes the node's lease and status; nil: Client. The
+	// kubelet gives it no rate limit, so that pod writes cannot delay it.
+	Heartbeat  kubernetes.Interface
 	ListenAddr string
 	TLSConfig  *tls.Config
 	Handler    http.Handler
@@ -99,8 +102,12 @@ func New(cfg Config) (*Node, error) {
 		return nil, errors.New("vknode: a client, an event recorder, a pod informer, a node and its providers are required")
 	}
 	podInformer := cfg.Pods.informer
-	nc, err := node.NewNodeController(cfg.NodeProvider, cfg.Node, cfg.Client.CoreV1().Nodes(),
-		node.WithNodeEnableLeaseV1(cfg.Client.CoordinationV1().Leases(v1.NamespaceNodeLease), node.DefaultLeaseDuration))
+	heartbeat := cfg.Heartbeat
+	if heartbeat == nil {
+		heartbeat = cfg.Client
+	}
+	nc, err := node.NewNodeController(cfg.NodeProvider, cfg.Node, heartbeat.CoreV1().Nodes(),
+		node.WithNodeEnableLeaseV1(heartbeat.CoordinationV1().Leases(v1.NamespaceNodeLease), node.DefaultLeaseDuration))
 	if err != nil {
 		return nil, fmt.Errorf("node controller: %w", err)
 	}

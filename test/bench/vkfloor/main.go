@@ -62,7 +62,7 @@ func run(ctx context.Context, kubeconfig, name, listen, metrics string) error {
 	if err != nil {
 		return err
 	}
-	recorder, stopEvents := vknode.NewEventRecorder(client, "vkfloor", name)
+	recorder, stopEvents := vknode.NewEventRecorder(client.CoreV1(), "vkfloor", name)
 	defer stopEvents()
 	mux := http.NewServeMux()
 	api.AttachPodRoutes(api.PodHandlerConfig{}, mux, true)
