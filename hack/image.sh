@@ -18,7 +18,7 @@ set -euo pipefail
 
 # network_rootfs DIR: what runlet's own pod network (kubenet) runs inside the runlet container, copied
 # from this system into DIR at the same paths, so that a host with no CNI plugins of its own still
-# works: the CNI plugins bridge, host-local, portmap and loopback (Debian's containernetworking-plugins,
+# works: the CNI plugins bridge, host-local and portmap (Debian's containernetworking-plugins,
 # in /usr/lib/cni, last in runlet's --cni-bin-dir), iptables (kubenet's masquerade rule and portmap's
 # hostPort rules; both backends, `iptables` being this system's choice, nft or legacy) with its
 # extensions, and the shared libraries all of them load (Debian builds the plugins against glibc).
@@ -26,7 +26,7 @@ network_rootfs() {
   local dst=$1 f p s xt mode
   local -a elves=() libs=()
   mkdir -p "$dst/usr/lib/cni" "$dst/usr/sbin" "$dst/etc"
-  for p in bridge host-local portmap loopback; do
+  for p in bridge host-local portmap; do
     [ -x "/usr/lib/cni/$p" ] || die "/usr/lib/cni/$p is missing (apt-get install containernetworking-plugins)"
     cp "/usr/lib/cni/$p" "$dst/usr/lib/cni/$p"; elves+=("/usr/lib/cni/$p")
   done

@@ -17,6 +17,7 @@
 #   PROCS       parallel ginkgo processes (default 4; 1 runs e2e.test directly)
 #   TIMEOUT     whole-suite timeout (default 3h, SET=conformance 6h; ginkgo's own 1h is too short on 2 cores)
 #   EXTRA       more e2e.test flags
+#   KUBE_TEST_REPO_LIST  the e2e framework's registry list (run.sh: its registry stand-in)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 : "${KUBECONFIG:?}" "${OUT:?}"

@@ -4,7 +4,8 @@
 #   nodeconformance (default)  the default [NodeConformance] set, 236 specs, one runlet node
 #   conformance                all 462 [Conformance] specs ([Serial] ones last, alone), two runlet nodes
 #   deps -> control plane + e2e.test/ginkgo/agnhost (cached) -> test images -> control plane up
-#   -> runlets (untainted) -> kube-proxy + CoreDNS -> e2e.sh -> summarize.py
+#   -> the test images' registry stand-in -> runlets (untainted) -> kube-proxy + CoreDNS -> e2e.sh
+#   -> summarize.py
 #   -> everything stopped by PID and the nodes' network removed (also on error / ^C)
 # Env: SET, FOCUS, SKIP, SPEC_LIST, PROCS (4), TIMEOUT (3h, SET=conformance 6h), EXTRA: see e2e.sh.
 #      ADDONS (1): kube-proxy on the host for the first node (hack/kube-proxy.sh) and CoreDNS as kube-dns
@@ -12,7 +13,8 @@
 #        kube-proxy can own a host: when another control plane's runs (`make run` starts one),
 #        SET=nodeconformance goes on without both, as ADDONS=0 does, and SET=conformance stops.
 #      PORT_BASE (default: the first free of 25000, 24000, 23000; apiserver +443; runlet node 1 kubelet
-#        API +250, metrics +251, node 2 +260/+261 as `NODES=2 make run`; kube-proxy healthz +256, metrics +249),
+#        API +250, metrics +251, node 2 +260/+261 as `NODES=2 make run`; kube-proxy healthz +256, metrics +249;
+#        the test images' registry +500),
 #      NODE_IP (default: the source address of the default route), LOG_LEVEL (runlet's, info),
 #      RUNLET_BIN (a prebuilt runlet instead of building this checkout),
 #      RUNTIME (podman, or runc: the nodes run pods with runc and conmon, their image stores loaded with
@@ -79,6 +81,37 @@ if [ "$ADDONS" = 1 ] && ! err=$(CP_DIR=$CP_DIR bash "$HACK_DIR/kube-proxy.sh" ch
 fi
 mkdir -p "${ROOTS[@]}"
 
+# The registry stand-in: the specs name the test images after it (KUBE_TEST_REPO_LIST's
+# promoterE2eRegistry, the e2e framework's way to a mirror), so that a spec pulling with `Always` pulls
+# from it, on 127.0.0.1, as it would from registry.k8s.io. The images are also in local storage under
+# those names, for the specs that pull `IfNotPresent`. distribution's registry, as runlet's e2e tests run
+# it (hack/registry-build.sh).
+REG_HOST=127.0.0.1:$((PORT_BASE + 500)) REG_TAGS=()
+start_registry() {
+  local bin conf=$RUN/registry/config.yml img dst
+  bin=$(bash "$HACK_DIR/registry-build.sh")
+  mkdir -p "$RUN/registry"
+  printf 'version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: %s\n' \
+    "$RUN/registry/data" "$REG_HOST" >"$conf"
+  setsid "$bin" serve "$conf" </dev/null >"$RUN/registry/registry.log" 2>&1 8>&- &
+  echo "$!" >"$RUN/registry.pid"
+  for n in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/${REG_HOST%:*}/${REG_HOST#*:}") 2>/dev/null && break
+    kill -0 "$(cat "$RUN/registry.pid")" 2>/dev/null || { tail -20 "$RUN/registry/registry.log" >&2; die "the registry exited"; }
+    [ "$n" = 100 ] && die "the registry did not answer on $REG_HOST within 10s"
+    sleep 0.1
+  done
+  mapfile -t src < <(podman images --format '{{.Repository}}:{{.Tag}}' | grep '^registry\.k8s\.io/e2e-test-images/' | sort -u)
+  log "pushing ${#src[@]} test images into the registry stand-in at $REG_HOST"
+  for img in "${src[@]}"; do
+    dst=$REG_HOST/e2e-test-images/${img#registry.k8s.io/e2e-test-images/}
+    podman tag "$img" "$dst"
+    REG_TAGS+=("$dst")
+    podman push -q --tls-verify=false "$dst" >/dev/null || die "podman push $dst failed"
+  done
+  printf 'promoterE2eRegistry: %s/e2e-test-images\n' "$REG_HOST" >"$RUN/repo-list.yaml"
+}
+
 RUNLET_PIDS=() WATCH_PIDS=() E2E_PID= RC=1
 teardown() {
   trap '' INT TERM
@@ -100,6 +133,9 @@ teardown() {
   # also stop kube-proxy first)
   CP_DIR=$CP_DIR bash "$HACK_DIR/kube-proxy.sh" down || true
   CP_DIR=$CP_DIR bash "$HACK_DIR/cp-down.sh" || true
+  stop_pid registry "$RUN/registry.pid"
+  # the run's names of the test images (the images keep their registry.k8s.io names)
+  [ ${#REG_TAGS[@]} = 0 ] || podman untag "${REG_TAGS[@]}" >/dev/null 2>&1 || true
   for i in "${!NODES[@]}"; do
     # what the e2e namespaces left in podman (runlet labels its objects with the node name)
     local f=label=io.runlet.owner=${NODES[i]} pods ctrs
@@ -130,9 +166,11 @@ fi
 # the control plane stops itself if this script dies without tearing it down (CP_WATCH_PID); the add-ons
 # come after the nodes (below), not from cp-up.sh
 CP_WATCH_PID=$$ KUBE_PROXY=0 CLUSTER_DNS=0 bash "$HACK_DIR/cp-up.sh" >/dev/null 8>&-
+start_registry
 if [ "$RUNTIME" = runc ]; then
-  # no registry: every test image (and CoreDNS) goes from podman's storage into each node's image store
-  mapfile -t images < <(podman images --format '{{.Repository}}:{{.Tag}}' | grep -E '^registry\.k8s\.io/' | sort -u)
+  # every test image (and CoreDNS) goes from podman's storage into each node's image store, under both
+  # names: only `Always` pulls go to the registry stand-in
+  mapfile -t images < <(podman images --format '{{.Repository}}:{{.Tag}}' | grep -E "^(registry\.k8s\.io|$REG_HOST)/" | sort -u)
   [ "$ADDONS" != 1 ] || images+=("$(coredns_image)")
   log "saving ${#images[@]} test images for the runc backend"
   podman save --multi-image-archive --format docker-archive -o "$RUN/images.tar" "${images[@]}" >/dev/null
@@ -207,7 +245,8 @@ case $SET in
   *) took="the full set took 62 min on 2 cores" ;;
 esac
 log "running the e2e specs (SET=$SET, PROCS=${PROCS:-4}; $took); log: $RUN/e2e/e2e.log"
-setsid env KUBECONFIG="$PKI/admin.kubeconfig" OUT="$RUN/e2e" NUM_NODES="${#NODES[@]}" bash "$CONF_HACK_DIR/e2e.sh" </dev/null 8>&- &
+setsid env KUBECONFIG="$PKI/admin.kubeconfig" OUT="$RUN/e2e" NUM_NODES="${#NODES[@]}" \
+  KUBE_TEST_REPO_LIST="$RUN/repo-list.yaml" bash "$CONF_HACK_DIR/e2e.sh" </dev/null 8>&- &
 E2E_PID=$!
 set +e
 wait "$E2E_PID"; e2e_rc=$?

@@ -82,14 +82,12 @@ func (m *Manager) Setup(ctx context.Context, pod Pod) (Attachment, error) {
 		return Attachment{}, err
 	}
 	rt := runtimeConf(rec, ports)
-	loErr := make(chan error, 1)
-	go func() {
-		_, err := m.cni.AddNetworkList(ctx, m.lo, &libcni.RuntimeConf{ContainerID: id, NetNS: rec.NetNS, IfName: "lo"})
-		loErr <- err
-	}()
 	res, err := m.cni.AddNetworkList(ctx, list, rt)
-	if lerr := <-loErr; err == nil && lerr != nil {
-		err = fmt.Errorf("bringing up lo: %w", lerr)
+	if err == nil {
+		// What the loopback plugin would do, without a process per pod.
+		if lerr := netns.Do(rec.NetNS, netns.LoopbackUp); lerr != nil {
+			err = fmt.Errorf("bringing up lo: %w", lerr)
+		}
 	}
 	var ips []string
 	if err == nil {

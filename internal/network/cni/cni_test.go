@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/netns"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
@@ -181,6 +182,10 @@ func TestKubenetAddGivesAnAddressOfThePodCIDRAndDelReleasesIt(t *testing.T) {
 	}
 	if !m.Alive(a.NetNS) {
 		t.Fatalf("netns %s is not a pinned namespace", a.NetNS)
+	}
+	var lo *net.Interface
+	if err := netns.Do(a.NetNS, func() (err error) { lo, err = net.InterfaceByName("lo"); return err }); err != nil || lo.Flags&net.FlagUp == 0 {
+		t.Errorf("the pod's lo: %+v, %v; want it up", lo, err)
 	}
 	if got := sysctlIn(t, a.NetNS, "net/ipv4/ip_unprivileged_port_start"); got != "101" {
 		t.Errorf("the pod's sysctl reads %q in its namespace; want 101", got)

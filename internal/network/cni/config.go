@@ -110,13 +110,3 @@ func kubenetConfig(node string, cidrs []string, dataDir string, withPorts bool) 
 	}
 	return libcni.NetworkConfFromBytes(b)
 }
-
-// loopbackConfig brings up the pod's lo, as containerd runs it apart from
-// the pod's network.
-func loopbackConfig() *libcni.NetworkConfigList {
-	list, err := libcni.NetworkConfFromBytes([]byte(`{"cniVersion":"` + cniVersion + `","name":"cni-loopback","plugins":[{"type":"loopback"}]}`))
-	if err != nil {
-		panic(err) // a constant
-	}
-	return list
-}

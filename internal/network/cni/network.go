@@ -44,7 +44,6 @@ type Config struct {
 type Manager struct {
 	cfg   Config
 	cni   *libcni.CNIConfig
-	lo    *libcni.NetworkConfigList
 	masq  *masquerader
 	ports *hostPorts
 
@@ -90,7 +89,6 @@ func New(cfg Config) (*Manager, error) {
 	m := &Manager{
 		cfg:     cfg,
 		cni:     libcni.NewCNIConfigWithCacheDir(cfg.BinDirs, cfg.cacheDir(), nil),
-		lo:      loopbackConfig(),
 		ports:   newHostPorts(),
 		settled: map[string]time.Time{},
 	}
@@ -193,10 +191,8 @@ func (m *Manager) validate(list *libcni.NetworkConfigList) error {
 	if done {
 		return nil
 	}
-	for _, l := range []*libcni.NetworkConfigList{list, m.lo} {
-		if _, err := m.cni.ValidateNetworkList(context.Background(), l); err != nil {
-			return fmt.Errorf("network %q: %w (plugin dirs %v)", l.Name, err, m.cfg.BinDirs)
-		}
+	if _, err := m.cni.ValidateNetworkList(context.Background(), list); err != nil {
+		return fmt.Errorf("network %q: %w (plugin dirs %v)", list.Name, err, m.cfg.BinDirs)
 	}
 	m.mu.Lock()
 	m.validated = list.Bytes
