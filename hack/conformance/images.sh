@@ -191,6 +191,10 @@ build_agnhost() { # alpine + agnhost; ENTRYPOINT ["/agnhost"] CMD ["pause"]
   echo 'user-defined-in-image:x:1000:' >> "$r/etc/group"
   echo 'group-defined-in-image:x:50000:user-defined-in-image' >> "$r/etc/group"
   mkdir -p "$r/home/user-defined-in-image"; chown 1000:1000 "$r/home/user-defined-in-image"
+  # the base's release file (alpine:3.21, test/images/agnhost/BASEIMAGE), which kitten and nautilus
+  # inherit: the ImageVolume spec reads it through the mounted image
+  printf 'NAME="Alpine Linux"\nID=alpine\nVERSION_ID=3.21.3\nPRETTY_NAME="Alpine Linux v3.21"\nHOME_URL="https://alpinelinux.org/"\nBUG_REPORT_URL="https://gitlab.alpinelinux.org/alpine/aports/-/issues"\n' \
+    >"$r/etc/os-release"
   import_root "$r" $REG/agnhost:2.66.1 --change "ENV $DEFPATH" \
     --change 'EXPOSE 80' --change 'EXPOSE 8080' --change 'EXPOSE 8081' --change 'EXPOSE 9376' --change 'EXPOSE 5000' --change 'ENTRYPOINT ["/agnhost"]' --change 'CMD ["pause"]'
   # AgnhostPrev (2.55) is used by a few Conformance specs (pod lifecycle image update, statefulset fixtures)
