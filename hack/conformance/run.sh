@@ -135,7 +135,7 @@ teardown() {
   CP_DIR=$CP_DIR bash "$HACK_DIR/cp-down.sh" || true
   stop_pid registry "$RUN/registry.pid"
   # the run's names of the test images (the images keep their registry.k8s.io names)
-  [ ${#REG_TAGS[@]} = 0 ] || podman untag "${REG_TAGS[@]}" >/dev/null 2>&1 || true
+  for t in "${REG_TAGS[@]}"; do podman untag "$t" "$t" >/dev/null 2>&1 || true; done
   for i in "${!NODES[@]}"; do
     # what the e2e namespaces left in podman (runlet labels its objects with the node name)
     local f=label=io.runlet.owner=${NODES[i]} pods ctrs
