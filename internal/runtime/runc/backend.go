@@ -54,6 +54,7 @@ type Backend struct {
 	ooms       *hostproc.OOMRecorder
 	events     *broadcaster
 	sel        labeler
+	index      *podIndex
 	// exits holds each container's exit once read (ID → runtime.ContainerExit).
 	exits     sync.Map
 	watchOnce sync.Once
@@ -77,7 +78,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("runc backend: runlet must run as root to run containers with runc (use --runtime=podman otherwise)")
 	}
-	b := &Backend{opts: opts, locks: map[string]*sync.Mutex{}, events: newBroadcaster(), sel: hostLabeler{}}
+	b := &Backend{opts: opts, locks: map[string]*sync.Mutex{}, events: newBroadcaster(), sel: hostLabeler{}, index: newPodIndex()}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	var err error
 	if b.runc, err = findBinary(opts.Runc, "runc", "/usr/sbin/runc", "/usr/bin/runc"); err != nil {
@@ -102,6 +103,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		_ = b.Close()
 		return nil, err
 	}
+	b.loadIndex()
 	b.learnRunning()
 	if b.ownsImages {
 		go b.serveImageLoads()

@@ -36,6 +36,7 @@ func (b *Backend) CreateContainer(ctx context.Context, sandboxID string, cfg run
 	if err := os.MkdirAll(bundle, 0o700); err != nil {
 		return "", err
 	}
+	b.index.addContainer(rec.PodUID, rec.ID)
 	if err := b.createContainer(ctx, sb, rec, im); err != nil {
 		_ = b.removeBundle(rec)
 		return "", fmt.Errorf("container %s: %w", cfg.Name, err)
@@ -217,5 +218,9 @@ func (b *Backend) removeBundle(rec *containerRecord) error {
 	}
 	_ = os.Remove(filepath.Join(b.exitDir(), rec.ID))
 	b.exits.Delete(rec.ID)
-	return os.RemoveAll(bundle)
+	if err := os.RemoveAll(bundle); err != nil {
+		return err
+	}
+	b.index.removeContainer(rec.PodUID, rec.ID)
+	return nil
 }

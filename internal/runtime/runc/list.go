@@ -26,10 +26,15 @@ func processFromFile(path string) (pause.Process, error) {
 	return pause.Identify(pid)
 }
 
-// List reads the records and the processes behind them.
+// List reads the records and the processes behind them: all of them, or
+// one pod's.
 func (b *Backend) List(_ context.Context, f runtime.ListFilter) ([]runtime.Sandbox, []runtime.Container, error) {
+	sandboxIDs, containerIDs := b.index.ids(f.PodUID)
+	if f.PodUID == "" {
+		sandboxIDs, containerIDs = b.ids("s", sandboxFile), b.ids("c", containerFile)
+	}
 	var sbs []runtime.Sandbox
-	for _, id := range b.ids("s", sandboxFile) {
+	for _, id := range sandboxIDs {
 		rec, err := b.readSandbox(id)
 		if err != nil || !b.owned(rec.Config.Labels) || (f.PodUID != "" && rec.Config.PodUID != f.PodUID) {
 			continue
@@ -37,7 +42,7 @@ func (b *Backend) List(_ context.Context, f runtime.ListFilter) ([]runtime.Sandb
 		sbs = append(sbs, b.sandboxOf(rec))
 	}
 	var ctrs []runtime.Container
-	for _, id := range b.ids("c", containerFile) {
+	for _, id := range containerIDs {
 		rec, err := b.readContainer(id)
 		if err != nil || !b.owned(rec.Config.Labels) || (f.PodUID != "" && rec.PodUID != f.PodUID) {
 			continue

@@ -29,6 +29,7 @@ func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) 
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return runtime.Sandbox{}, err
 	}
+	b.index.addSandbox(cfg.PodUID, rec.ID)
 	if err := b.setUpSandbox(rec, dir); err != nil {
 		b.tearDownSandbox(rec, dir)
 		return runtime.Sandbox{}, fmt.Errorf("pod %s/%s: %w: %w", cfg.Namespace, cfg.Name, runtime.ErrSandboxStart, err)
@@ -203,7 +204,11 @@ func (b *Backend) tearDownSandbox(rec *sandboxRecord, dir string) error {
 	if rec.SELinux.Process != "" {
 		b.sel.Release(rec.SELinux.Process)
 	}
-	return os.RemoveAll(dir)
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	b.index.removeSandbox(rec.Config.PodUID, rec.ID)
+	return nil
 }
 
 // removeCgroup removes a cgroup from every hierarchy it is in; one still
