@@ -79,7 +79,7 @@ bench: deps cp
 
 # conformance: upstream e2e specs against runlet nodes (hack/conformance). SET=nodeconformance (default):
 # the [NodeConformance] set, one node, 30-45 min; SET=conformance: all 462 [Conformance] specs, two nodes,
-# about 1 h. RUNTIME=runc runs the nodes on the runc backend. FOCUS, SKIP, SPEC_LIST, PROCS, TIMEOUT, ADDONS env
+# about 1 h; SET=pod-api: the 163 specs of the pod API of 1.34-1.37, two nodes. RUNTIME=runc runs the nodes on the runc backend. FOCUS, SKIP, SPEC_LIST, PROCS, TIMEOUT, ADDONS env
 # knobs. Not part of `make test`.
 conformance:
 	bash hack/conformance/run.sh

@@ -37,6 +37,8 @@ conf_module() {
 #   nodeconformance  the default [NodeConformance] set (236 specs) against one runlet node
 #   conformance      all 462 [Conformance] specs, [Serial], [Slow] and [Disruptive] ones included, against
 #                    two runlet nodes, with kube-proxy and CoreDNS
+#   pod-api          the 163 specs of both sets that cover the pod API of 1.34-1.37 (lists/pod-api.txt),
+#                    Beta ones of gates on by default included, on the cluster of SET=conformance
 # Sets SET_LIST (its specs, one per line), SET_APART (its specs that say nothing about the node: they
 # pass with no kubelet behind it; counted apart in the summary), SET_NODES (runlet nodes), SET_SKIP (the
 # default SKIP), SET_LABELS (a ginkgo label filter, also for FOCUS runs) and SET_TIMEOUT (the default
@@ -53,6 +55,9 @@ conf_set() {
       # the framework marks Serial alone, after the parallel ones)
       SET_LIST=$CONF_HACK_DIR/lists/conformance.txt SET_APART=$CONF_HACK_DIR/lists/conformance-api-only.txt
       SET_NODES=2 SET_LABELS=Conformance SET_TIMEOUT=6h SET_SKIP= ;;
-    *) die "SET must be nodeconformance or conformance, not '$SET'" ;;
+    pod-api)
+      SET_LIST=$CONF_HACK_DIR/lists/pod-api.txt SET_APART=$CONF_HACK_DIR/lists/conformance-api-only.txt
+      SET_NODES=2 SET_LABELS= SET_TIMEOUT=3h SET_SKIP= ;;
+    *) die "SET must be nodeconformance, conformance or pod-api, not '$SET'" ;;
   esac
 }

@@ -3,6 +3,7 @@
 # plane of its own, then a summary. SET picks the specs and the cluster (lib.sh's conf_set):
 #   nodeconformance (default)  the default [NodeConformance] set, 236 specs, one runlet node
 #   conformance                all 462 [Conformance] specs ([Serial] ones last, alone), two runlet nodes
+#   pod-api                    the 163 specs of the pod API of 1.34-1.37 (lists/pod-api.txt), two nodes
 #   deps -> control plane + e2e.test/ginkgo/agnhost (cached) -> test images -> control plane up
 #   -> the test images' registry stand-in -> runlets (untainted) -> kube-proxy + CoreDNS -> e2e.sh
 #   -> summarize.py
@@ -242,6 +243,7 @@ RUNLET=$(cd "$REPO_ROOT" && git rev-parse --short HEAD 2>/dev/null || echo ?)$(c
 EOF
 case $SET in
   nodeconformance) took="the default set takes 27-45 min on 2 cores" ;;
+  pod-api) took="most of its specs are [Slow] resizes" ;;
   *) took="the full set took 62 min on 2 cores" ;;
 esac
 log "running the e2e specs (SET=$SET, PROCS=${PROCS:-4}; $took); log: $RUN/e2e/e2e.log"
