@@ -73,7 +73,7 @@ func (m *Manager) networkMounts(pod *v1.Pod, c *v1.Container, sb *runtime.Sandbo
 		if err := etchosts.Ensure(path, m.hostsFile, sb.IPs, host, domain, pod.Spec.HostAliases, pod.Spec.HostNetwork); err != nil {
 			return fmt.Errorf("writing the pod's /etc/hosts: %w", err)
 		}
-		cfg.Mounts = append(cfg.Mounts, runtime.Mount{HostPath: path, ContainerPath: etchosts.Path, Relabel: m.node.SELinux})
+		cfg.Mounts = append(cfg.Mounts, runtime.Mount{HostPath: path, ContainerPath: etchosts.Path, Relabel: true})
 	}
 	if mountsAt(c, resolvConfPath) {
 		return nil
@@ -85,7 +85,7 @@ func (m *Manager) networkMounts(pod *v1.Pod, c *v1.Container, sb *runtime.Sandbo
 			return err
 		}
 	}
-	cfg.Mounts = append(cfg.Mounts, runtime.Mount{HostPath: path, ContainerPath: resolvConfPath, Relabel: m.node.SELinux})
+	cfg.Mounts = append(cfg.Mounts, runtime.Mount{HostPath: path, ContainerPath: resolvConfPath, Relabel: true})
 	return nil
 }
 

@@ -233,6 +233,7 @@ func (m *Manager) startContainer(ctx context.Context, pod *v1.Pod, c *v1.Contain
 		return Result{}, err
 	}
 	m.addTerminationMessageFile(pod, c, &cfg)
+	relabelWhereEnforced(cfg.Mounts, m.node.SELinux)
 	id, err := m.rt.CreateContainer(ctx, sb.ID, cfg)
 	if err != nil {
 		m.setWaiting(uid, c.Name, &status.Waiting{Reason: "CreateContainerError", Message: err.Error()})

@@ -49,7 +49,7 @@ func (m *Manager) addTerminationMessageFile(pod *v1.Pod, c *v1.Container, cfg *r
 		m.log.WithError(err).WithField("container", c.Name).Warn("termination message file not created; the container runs without it")
 		return
 	}
-	cfg.Mounts = append(cfg.Mounts, runtime.Mount{HostPath: path, ContainerPath: c.TerminationMessagePath, Relabel: m.node.SELinux})
+	cfg.Mounts = append(cfg.Mounts, runtime.Mount{HostPath: path, ContainerPath: c.TerminationMessagePath, Relabel: true})
 	cfg.Labels[labelTerminationMessageFile] = path
 }
 

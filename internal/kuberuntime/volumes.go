@@ -44,6 +44,15 @@ func (m *Manager) mountVolumes(ctx context.Context, pod *v1.Pod) error {
 	return nil
 }
 
+// relabelWhereEnforced keeps the relabels asked for (the volumes' own, the
+// files the core writes) only where the host enforces SELinux: elsewhere
+// the kubelet's runtimes relabel nothing.
+func relabelWhereEnforced(mounts []runtime.Mount, enforced bool) {
+	for i := range mounts {
+		mounts[i].Relabel = mounts[i].Relabel && enforced
+	}
+}
+
 // containerMounts are the container's mounts; a mount that cannot be made
 // (a bad subPath) keeps the container waiting with CreateContainerConfigError.
 func (m *Manager) containerMounts(pod *v1.Pod, c *v1.Container, env []v1.EnvVar) ([]runtime.Mount, error) {
@@ -52,9 +61,6 @@ func (m *Manager) containerMounts(pod *v1.Pod, c *v1.Container, env []v1.EnvVar)
 		m.setWaiting(string(pod.UID), c.Name, &status.Waiting{Reason: "CreateContainerConfigError", Message: err.Error()})
 		m.event(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return nil, err
-	}
-	for i := range mounts {
-		mounts[i].Relabel = mounts[i].Relabel && m.node.SELinux
 	}
 	return mounts, nil
 }
