@@ -103,8 +103,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		_ = b.Close()
 		return nil, err
 	}
-	b.loadIndex()
-	b.learnRunning()
+	b.recoverRecords()
 	if b.ownsImages {
 		go b.serveImageLoads()
 	}

@@ -51,7 +51,7 @@ func (b *Backend) createContainer(ctx context.Context, sb *sandboxRecord, rec *c
 	if err != nil {
 		return err
 	}
-	rec.SELinux, rec.OwnLevel = labels, level(labels.Process) != level(sb.SELinux.Process)
+	rec.SELinux, rec.OwnLevel = labels, ownLevel(sb.SELinux, labels)
 	if err := relabelMounts(b.sel, rec.Config.Mounts, labels); err != nil {
 		return err
 	}

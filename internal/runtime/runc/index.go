@@ -80,16 +80,29 @@ func (x *podIndex) ids(pod string) (sandboxes, containers []string) {
 	return sandboxes, containers
 }
 
-// load fills the index from the records on disk.
-func (b *Backend) loadIndex() {
+// recoverRecords reads the records on disk once, after a restart: it fills
+// the index, reserves the SELinux levels in use again, and tells the OOM
+// recorder where this owner's containers' cgroups are.
+func (b *Backend) recoverRecords() {
 	for _, id := range b.ids("s", sandboxFile) {
 		if rec, err := b.readSandbox(id); err == nil {
 			b.index.addSandbox(rec.Config.PodUID, id)
+			if rec.SELinux.Process != "" {
+				b.sel.Reserve(rec.SELinux.Process)
+			}
 		}
 	}
 	for _, id := range b.ids("c", containerFile) {
-		if rec, err := b.readContainer(id); err == nil {
-			b.index.addContainer(rec.PodUID, id)
+		rec, err := b.readContainer(id)
+		if err != nil {
+			continue
+		}
+		b.index.addContainer(rec.PodUID, id)
+		if b.owned(rec.Config.Labels) {
+			b.ooms.Learn(id, rec.CgroupPath)
+			if rec.OwnLevel {
+				b.sel.Reserve(rec.SELinux.Process)
+			}
 		}
 	}
 }

@@ -132,21 +132,3 @@ func (b *Backend) exitOf(rec *containerRecord) (runtime.ContainerExit, bool) {
 	b.exits.Store(rec.ID, exit)
 	return exit, true
 }
-
-// learnRunning tells the OOM recorder where the running containers'
-// cgroups are, after a restart.
-func (b *Backend) learnRunning() {
-	for _, id := range b.ids("s", sandboxFile) {
-		if rec, err := b.readSandbox(id); err == nil && rec.SELinux.Process != "" {
-			b.sel.Reserve(rec.SELinux.Process)
-		}
-	}
-	for _, id := range b.ids("c", containerFile) {
-		if rec, err := b.readContainer(id); err == nil && b.owned(rec.Config.Labels) {
-			b.ooms.Learn(id, rec.CgroupPath)
-			if rec.OwnLevel {
-				b.sel.Reserve(rec.SELinux.Process)
-			}
-		}
-	}
-}

@@ -82,12 +82,10 @@ func containerLabels(l labeler, pod seLabels, options []string) (seLabels, error
 	return labels, nil
 }
 
-// releaseContainerLabels gives back the level of a container that had one
-// other than its pod's.
-func releaseContainerLabels(l labeler, pod, c seLabels) {
-	if c.Process != "" && level(c.Process) != level(pod.Process) {
-		l.Release(c.Process)
-	}
+// ownLevel reports a container's labels whose MCS level is not its pod's:
+// the container reserved that level, and gives it back when it goes.
+func ownLevel(pod, c seLabels) bool {
+	return c.Process != "" && level(c.Process) != level(pod.Process)
 }
 
 // relabelMounts gives the container's mount label to the sources the core

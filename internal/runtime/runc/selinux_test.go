@@ -70,8 +70,15 @@ func TestContainerLabelsSharePodLevel(t *testing.T) {
 	if err != nil || level(own.Process) != "s0:c9,c10" {
 		t.Fatalf("level option: %+v, %v", own, err)
 	}
-	releaseContainerLabels(l, pod, typed)
-	releaseContainerLabels(l, pod, own)
+	if ownLevel(pod, plain) || ownLevel(pod, typed) || !ownLevel(pod, own) {
+		t.Errorf("own levels: plain %v, typed %v, own %v; want the last only", ownLevel(pod, plain), ownLevel(pod, typed), ownLevel(pod, own))
+	}
+	// What RemoveContainer gives back.
+	for _, c := range []seLabels{plain, typed, own} {
+		if ownLevel(pod, c) {
+			l.Release(c.Process)
+		}
+	}
 	if !l.reserved[level(pod.Process)] || l.reserved["s0:c9,c10"] {
 		t.Errorf("reserved after the containers went: %v; want the pod's level only", l.reserved)
 	}
