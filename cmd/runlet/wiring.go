@@ -35,7 +35,7 @@ func newClients(o *options) (clients, error) {
 		return clients{}, err
 	}
 	var c clients
-	if c.kube, err = newClient(o); err != nil {
+	if c.kube, err = podsClient(cfg, o); err != nil {
 		return clients{}, err
 	}
 	events := rest.CopyConfig(cfg)
@@ -62,6 +62,11 @@ func newClient(o *options) (kubernetes.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
+	return podsClient(cfg, o)
+}
+
+func podsClient(cfg *rest.Config, o *options) (kubernetes.Interface, error) {
+	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
 	return kubeclient.New(cfg)
 }
