@@ -31,6 +31,7 @@ import (
 	"github.com/runlet/runlet/internal/streaming"
 	"github.com/runlet/runlet/internal/syncloop"
 	"github.com/runlet/runlet/internal/telemetry"
+	"github.com/runlet/runlet/internal/userns"
 	"github.com/runlet/runlet/internal/vknode"
 	"github.com/runlet/runlet/internal/volume"
 	"github.com/runlet/runlet/provider"
@@ -188,6 +189,25 @@ type core struct {
 	network *cni.Manager
 }
 
+// newUserNamespaces allots the ranges of pods with hostUsers: false, from
+// the kubelet user's subordinate IDs where the host configures them; with
+// none (those IDs or the pod directories unreadable) such pods are refused.
+func newUserNamespaces(o *options, log logrus.FieldLogger) kuberuntime.UserNamespaces {
+	ids, err := userns.NodeHostIDs(o.MaxPods)
+	if err != nil {
+		log.WithError(err).Warn("the kubelet user's subordinate IDs: pods with hostUsers: false are refused")
+		return nil
+	}
+	m, err := userns.New(poddir.New(o.RootDir), ids)
+	if err != nil {
+		log.WithError(err).Warn("user namespace ranges of pods on disk unreadable")
+	}
+	if m == nil {
+		return nil
+	}
+	return m
+}
+
 func newCore(ctx context.Context, o *options, d coreDeps) *core {
 	client, rt, host, log, res := d.client, d.backend, d.host, d.log, d.res
 	mirrors := mirror.New(mirror.Config{Client: client, NodeName: o.NodeName, Log: log.WithField("component", "mirror"),
@@ -211,7 +231,8 @@ func newCore(ctx context.Context, o *options, d coreDeps) *core {
 	}
 	objs := c.objects.apiObjects() // one watch each serves env, volumes and pull secrets
 	mgr := kuberuntime.NewManager(kuberuntime.Config{
-		Runtime: rt, Recorder: rec, RuntimeName: host.RuntimeName, Owner: o.NodeName,
+		UserNamespaces: newUserNamespaces(o, log),
+		Runtime:        rt, Recorder: rec, RuntimeName: host.RuntimeName, Owner: o.NodeName,
 		Dirs: poddir.New(o.RootDir), Volumes: c.volumes, Log: log.WithField("component", "kuberuntime"),
 		DNS: newDNSConfigurer(o, rec, d.nodeIP, log), ImagePullTimeout: o.ImagePullTimeout,
 		Liveness: c.prober.Liveness, Startup: c.prober.Startup,

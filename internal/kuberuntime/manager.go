@@ -69,6 +69,14 @@ type Config struct {
 	HostIPs []string
 	// PullSecrets reads pods' imagePullSecrets; nil: none are read.
 	PullSecrets images.SecretGetter
+	// UserNamespaces gives pods with hostUsers: false their ID mappings
+	// (internal/userns); nil: such pods are refused.
+	UserNamespaces UserNamespaces
+}
+
+// UserNamespaces allots pods' user namespaces.
+type UserNamespaces interface {
+	Mappings(podUID string) (*runtime.UserNamespace, error)
 }
 
 // Manager acts on the backend for pods.
@@ -94,6 +102,7 @@ type Manager struct {
 	env     *envvars.Resolver
 	hostIPs []string
 	secrets images.SecretGetter
+	userns  UserNamespaces
 
 	dns        *dns.Configurer
 	hostsFile  string
@@ -139,6 +148,7 @@ func NewManager(cfg Config) *Manager {
 		env:             cfg.Env,
 		hostIPs:         cfg.HostIPs,
 		secrets:         cfg.PullSecrets,
+		userns:          cfg.UserNamespaces,
 		starts:          make(chan struct{}, parallelStarts(caps)),
 		dns:             cfg.DNS,
 		hostsFile:       cfg.HostsFile,

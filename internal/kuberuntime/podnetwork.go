@@ -31,7 +31,9 @@ const networkNotReady = "network is not ready"
 
 // attachNetwork gives a pod that is not on the host's network its own
 // namespace on the pod network, and the sandbox joins it. Without a pod
-// network (a remote backend) the backend's own serves.
+// network (a remote backend) the backend's own serves. A pod in a user
+// namespace of its own gets its network once the backend has made the
+// namespace inside it (runtime.SandboxConfig.AttachNetwork).
 func (m *Manager) attachNetwork(ctx context.Context, pod *v1.Pod, cfg *runtime.SandboxConfig) error {
 	if m.network == nil || pod.Spec.HostNetwork {
 		return nil
@@ -48,6 +50,19 @@ func (m *Manager) attachNetwork(ctx context.Context, pod *v1.Pod, cfg *runtime.S
 			p.Sysctls[k] = v
 		}
 	}
+	if cfg.UserNS != nil {
+		cfg.AttachNetwork = func(ctx context.Context, source string) (string, []string, error) {
+			p.NetNSSource = source
+			err := m.setUpNetwork(ctx, pod, p, cfg)
+			return cfg.NetNS, cfg.IPs, err
+		}
+		return nil
+	}
+	return m.setUpNetwork(ctx, pod, p, cfg)
+}
+
+// setUpNetwork runs the pod network's set-up and gives cfg its result.
+func (m *Manager) setUpNetwork(ctx context.Context, pod *v1.Pod, p cni.Pod, cfg *runtime.SandboxConfig) error {
 	a, err := m.network.Setup(ctx, p)
 	if err != nil {
 		var nr cni.NotReadyError

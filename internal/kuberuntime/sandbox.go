@@ -10,12 +10,11 @@ import (
 )
 
 // prepareSandbox completes a sandbox config with the pod's namespaces,
-// sysctls and pod-level cgroup, and warns of what the pod asks for that
-// this node cannot honour. A pod asking for user namespaces is refused, as
-// the kubelet refuses it on a runtime without them.
+// sysctls, user namespace and pod-level cgroup, and warns of what the pod
+// asks for that this node cannot honour.
 func (m *Manager) prepareSandbox(pod *v1.Pod, cfg *runtime.SandboxConfig) error {
-	if pod.Spec.HostUsers != nil && !*pod.Spec.HostUsers {
-		return fmt.Errorf("can't set `spec.hostUsers: false`, runtime handler %q does not support user namespaces", m.runtimeName)
+	if err := m.podUserNamespace(pod, cfg); err != nil {
+		return err
 	}
 	sandboxSecurity(pod, cfg)
 	cfg.Resources = podResources(pod, m.node)
@@ -23,6 +22,24 @@ func (m *Manager) prepareSandbox(pod *v1.Pod, cfg *runtime.SandboxConfig) error 
 		m.event(pod, v1.EventTypeWarning, "UnsupportedField",
 			"this node cannot honour %s: the pod runs without them", strings.Join(fields, ", "))
 	}
+	return nil
+}
+
+// podUserNamespace gives a pod with hostUsers: false its mappings. Where the
+// backend has no user namespaces the pod is refused, as the kubelet refuses
+// it on a runtime without them.
+func (m *Manager) podUserNamespace(pod *v1.Pod, cfg *runtime.SandboxConfig) error {
+	if pod.Spec.HostUsers == nil || *pod.Spec.HostUsers {
+		return nil
+	}
+	if !m.caps.UserNamespaces || m.userns == nil {
+		return fmt.Errorf("can't set `spec.hostUsers: false`, runtime handler %q does not support user namespaces", m.runtimeName)
+	}
+	ns, err := m.userns.Mappings(string(pod.UID))
+	if err != nil {
+		return err
+	}
+	cfg.UserNS = ns
 	return nil
 }
 

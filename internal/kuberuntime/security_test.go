@@ -213,8 +213,12 @@ func TestHostUsersFalseRefused(t *testing.T) {
 	e.m.rec = rec
 	pod := newPod(v1.RestartPolicyNever, "c")
 	pod.Spec.HostUsers = no()
+	started, failed := usernsCounts()
 	if _, err := e.sync(pod); err == nil || len(e.f.Sandboxes()) != 0 {
 		t.Fatalf("sync = %v with %d sandboxes; want an error and none", err, len(e.f.Sandboxes()))
+	}
+	if s, f := usernsCounts(); s != started+1 || f != failed+1 {
+		t.Errorf("started and failed user namespaced pods went from %v, %v to %v, %v; want one more of each", started, failed, s, f)
 	}
 	if !hasEvent(rec, "Warning FailedCreatePodSandBox Failed to create pod sandbox: can't set `spec.hostUsers: false`") {
 		t.Error("no FailedCreatePodSandBox event naming hostUsers")

@@ -9,6 +9,7 @@ import (
 	"github.com/runlet/runlet/internal/podutil"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/status"
+	"github.com/runlet/runlet/internal/telemetry"
 	v1 "k8s.io/api/core/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
@@ -28,9 +29,8 @@ var ErrBackOff = errors.New("back-off")
 
 // SyncPod drives the backend toward the pod's spec, as the kubelet's
 // kuberuntime SyncPod does: sandbox first, then each container.
-func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatus) (Result, error) {
+func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatus) (res Result, err error) {
 	uid := string(pod.UID)
-	var res Result
 	if status.AllContainersRestarting(&pod.Status) {
 		return m.restartAll(ctx, pod, ps)
 	}
@@ -44,6 +44,16 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 	}
 	sb := ps.Sandbox()
 	if sb == nil || sb.State != runtime.SandboxReady || m.networkGone(sb) {
+		if pod.Spec.HostUsers != nil && !*pod.Spec.HostUsers {
+			// Counted as the kubelet counts them: a failure at any step of
+			// the sync that makes the sandbox is the pod's.
+			telemetry.StartedUserNamespacedPods.Inc()
+			defer func() {
+				if err != nil {
+					telemetry.StartedUserNamespacedPodsErrors.Inc()
+				}
+			}()
+		}
 		turn, err := m.startSlot(ctx)
 		if err != nil {
 			return res, err

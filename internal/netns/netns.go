@@ -35,6 +35,21 @@ func Pin(path string) error {
 	return nil
 }
 
+// PinFrom pins the network namespace at source (/proc/<pid>/ns/net of the
+// process that made it) at path, as Pin pins a new one.
+func PinFrom(source, path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if err != nil {
+		return fmt.Errorf("creating the netns mount point: %w", err)
+	}
+	f.Close()
+	if err := unix.Mount(source, path, "none", unix.MS_BIND, ""); err != nil {
+		_ = os.Remove(path)
+		return fmt.Errorf("pinning the netns %s at %s: %w", source, path, err)
+	}
+	return nil
+}
+
 func unshare() error {
 	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 		return fmt.Errorf("unshare(CLONE_NEWNET): %w", err)

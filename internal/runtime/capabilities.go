@@ -27,6 +27,10 @@ type Capabilities struct {
 	// Without it such a sandbox has a network namespace of its own with
 	// only loopback: the core's pod network is the backend's network.
 	OwnNetwork bool
+	// UserNamespaces: SandboxConfig.UserNS is honoured (hostUsers: false).
+	// Without it the core refuses such a pod, as the kubelet refuses it on
+	// a runtime without user namespaces.
+	UserNamespaces bool
 	// HostFiles: containers' log files and root filesystems are on this
 	// host, where ContainerFiles points.
 	HostFiles bool

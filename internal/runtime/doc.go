@@ -2,7 +2,7 @@
 // a container backend, in roles, as CRI splits its RuntimeService,
 // ImageService and streaming. It speaks of sandboxes and containers, never of
 // Kubernetes objects, so that any backend sits behind it unchanged: podman
-// (internal/runtime/podman) today.
+// (internal/runtime/podman) and runc (internal/runtime/runc).
 //
 // The roles and who uses them:
 //   - Lifecycle (images, sandboxes, containers): kuberuntime;
@@ -26,4 +26,9 @@
 //   - Whatever a backend runs to hold a sandbox (podman's infra container)
 //     is never listed as a container.
 //   - A sandbox's IPs and NetNS are reported for as long as it exists.
+//   - A sandbox with UserNS (only a backend with Capabilities.UserNamespaces
+//     gets one) holds its containers in that one user namespace, which owns
+//     the pod's other namespaces; they see what root owns on the host as
+//     their root's (idmapped mounts). Given AttachNetwork, it calls it with
+//     the network namespace it made before CreateSandbox returns.
 package runtime

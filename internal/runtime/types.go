@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"io"
 	"time"
 )
@@ -54,6 +55,50 @@ type SandboxConfig struct {
 	Sysctls map[string]string
 	// Resources are the pod-level cgroup's limits (the kubelet's pod cgroup).
 	Resources Resources
+	// UserNS, when set, gives the pod a user namespace of its own
+	// (hostUsers: false), which owns all of the pod's namespaces, and
+	// idmapped root filesystems and bind mounts, so that what root owns on
+	// the host root owns in the pod. Only a backend with
+	// Capabilities.UserNamespaces gets it.
+	UserNS *UserNamespace `json:",omitempty"`
+	// AttachNetwork, with UserNS and a pod network, wires the network
+	// namespace the backend made inside the pod's user namespace (a
+	// namespace can only be joined from the user namespace that owns it,
+	// so the core cannot make it first): the backend calls it with that
+	// namespace's path before CreateSandbox returns, and reports the pinned
+	// path and addresses it returns as NetNS and IPs. A failure fails the
+	// sandbox.
+	AttachNetwork func(ctx context.Context, netns string) (pinned string, ips []string, err error) `json:"-"`
+}
+
+// UserNamespace is a pod's user namespace: its ID mappings, one each for
+// users and groups as the kubelet makes them (container 0 to a host range
+// of 65536 of its own).
+type UserNamespace struct {
+	UIDs []IDMapping `json:"uidMappings"`
+	GIDs []IDMapping `json:"gidMappings"`
+}
+
+// IDMapping maps Length IDs from ContainerID in the pod to HostID on the
+// host.
+type IDMapping struct {
+	ContainerID uint32 `json:"containerId"`
+	HostID      uint32 `json:"hostId"`
+	Length      uint32 `json:"length"`
+}
+
+// HostRoot is the host ID the pod's root runs as.
+func (u *UserNamespace) HostRoot() (uid, gid uint32) {
+	return hostOf(u.UIDs, 0), hostOf(u.GIDs, 0)
+}
+
+func hostOf(m []IDMapping, id uint32) uint32 {
+	for _, e := range m {
+		if id >= e.ContainerID && id-e.ContainerID < e.Length {
+			return e.HostID + id - e.ContainerID
+		}
+	}
+	return 0
 }
 
 // SandboxState is the coarse state of a sandbox.

@@ -46,6 +46,19 @@ var (
 	}, []string{"operation"})
 )
 
+// The kubelet's own names, which the upstream user namespace specs read
+// from the node's /metrics.
+var (
+	StartedUserNamespacedPods = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "kubelet_started_user_namespaced_pods_total",
+		Help: "Sandboxes of pods with hostUsers: false that were to be created.",
+	})
+	StartedUserNamespacedPodsErrors = promauto.NewCounter(prometheus.CounterOpts{
+		Name: "kubelet_started_user_namespaced_pods_errors_total",
+		Help: "Syncs that created (or tried to create) the sandbox of a pod with hostUsers: false and failed.",
+	})
+)
+
 // ObserveRuntimeOperation records one request to the backend.
 func ObserveRuntimeOperation(op string, took time.Duration, err error) {
 	RuntimeOperationDuration.WithLabelValues(op).Observe(took.Seconds())

@@ -28,6 +28,10 @@ type Pod struct {
 	// Sysctls are its net.* sysctls, set in the namespace once the network
 	// is up, as CRI-O's pinns sets them where it pins the namespace.
 	Sysctls map[string]string
+	// NetNSSource, when set, is a network namespace the sandbox made
+	// (/proc/<pid>/ns/net), which is pinned and wired instead of a new one:
+	// that of a pod in a user namespace of its own, which must own it.
+	NetNSSource string `json:"-"`
 }
 
 // PortMapping is a hostPort, in portmap's runtimeConfig terms.
@@ -75,7 +79,7 @@ func (m *Manager) Setup(ctx context.Context, pod Pod) (Attachment, error) {
 	m.setSettled(id, time.Time{})
 	err = m.writeRecord(rec)
 	if err == nil {
-		err = netns.Pin(rec.NetNS)
+		err = pin(rec.NetNS, pod.NetNSSource)
 	}
 	if err != nil {
 		m.forget(id)
@@ -105,6 +109,14 @@ func (m *Manager) Setup(ctx context.Context, pod Pod) (Attachment, error) {
 		return Attachment{}, err
 	}
 	return Attachment{NetNS: rec.NetNS, IPs: ips}, nil
+}
+
+// pin pins a new network namespace at path, or source's where given.
+func pin(path, source string) error {
+	if source != "" {
+		return netns.PinFrom(source, path)
+	}
+	return netns.Pin(path)
 }
 
 // Commit says the sandbox that joins netns exists, so that the backend's

@@ -38,9 +38,17 @@ type Options struct {
 	// of the image filesystem; GC runs every 5 minutes when ImageGCHigh is
 	// set, as the kubelet's does.
 	ImageGCHigh, ImageGCLow int
+	// RunDir holds the mount points of containers in a user namespace of
+	// their pod's, which the pod's root, an unprivileged user on the host,
+	// must reach by path: a directory every user can search, as
+	// containerd's state directory is. Default DefaultRunDir.
+	RunDir string
 	// Logf receives start-up decisions; nil discards.
 	Logf func(format string, args ...any)
 }
+
+// DefaultRunDir is Options.RunDir's default.
+const DefaultRunDir = "/run/runlet/runc"
 
 // Backend implements runtime.Runtime on runc.
 type Backend struct {
@@ -77,6 +85,9 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	if os.Geteuid() != 0 {
 		return nil, errors.New("runc backend: runlet must run as root to run containers with runc (use --runtime=podman otherwise)")
+	}
+	if opts.RunDir == "" {
+		opts.RunDir = DefaultRunDir
 	}
 	b := &Backend{opts: opts, locks: map[string]*sync.Mutex{}, events: newBroadcaster(), sel: hostLabeler{}, index: newPodIndex()}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
@@ -221,7 +232,7 @@ func (b *Backend) Info(context.Context) (runtime.HostInfo, error) { return b.inf
 func (b *Backend) Capabilities() runtime.Capabilities {
 	return runtime.Capabilities{
 		Processes: true, PodList: true, ExitHints: true, SignalCheck: true, ImageSize: true,
-		Exec: true, Attach: true, PortForward: true, HostFiles: true,
+		Exec: true, Attach: true, PortForward: true, HostFiles: true, UserNamespaces: true,
 	}
 }
 

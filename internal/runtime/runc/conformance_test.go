@@ -22,16 +22,28 @@ func TestConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
+	run := testRunDir(t)
 	runtimetest.Run(t, func(t *testing.T, owner string) runtime.Runtime {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		b, err := Open(ctx, Options{Root: root, Owner: owner, Images: store, Logf: t.Logf})
+		b, err := Open(ctx, Options{Root: root, RunDir: run, Owner: owner, Images: store, Logf: t.Logf})
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
 		t.Cleanup(func() { _ = b.Close() })
 		return b
 	})
+}
+
+// testRunDir is a RunDir of the test's own, in /run as the default is.
+func testRunDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/run", "rl-runc-run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }
 
 // testRoot is a root for a test, or a skip where runc cannot run.

@@ -55,18 +55,34 @@ func (b *Backend) createContainer(ctx context.Context, sb *sandboxRecord, rec *c
 	if err := relabelMounts(b.sel, rec.Config.Mounts, labels); err != nil {
 		return err
 	}
-	if err := mountRootfs(bundle, im.LayerDirs); err != nil {
+	pod := ocispec.Pod{Config: sb.Config, Net: b.podNet(sb), IPC: sb.Pause.NS("ipc"), UTS: sb.Pause.NS("uts"),
+		PID: sb.Pause.NS("pid"), Shm: sb.Shm, CgroupParent: sb.CgroupParent}
+	cfg := rec.Config
+	var layers layerSource = plainLayers{}
+	if u := sb.Config.UserNS; u != nil {
+		userns, err := podUserNS(sb)
+		if err != nil {
+			return err
+		}
+		defer userns.Close()
+		if rec.MountDir, err = b.openMountDir(rec.ID); err != nil {
+			return err
+		}
+		if cfg, pod.Shm, err = b.userNSMounts(rec, sb, userns); err != nil {
+			return err
+		}
+		pod.User, layers = sb.Pause.NS("user"), idmappedLayers{userns: userns, ns: u}
+	}
+	if err := b.mountContainerRoot(rec, im.LayerDirs, layers); err != nil {
 		return err
 	}
-	roots, err := b.mountImageVolumes(rec)
+	roots, err := b.mountImageVolumes(rec, layers)
 	if err != nil {
 		return err
 	}
 	spec, err := ocispec.Build(ocispec.Input{
-		ID: rec.ID, Container: rec.Config, Rootfs: filepath.Join(bundle, "rootfs"), ImageRoots: roots, Host: b.host,
-		ProcessLabel: labels.Process, MountLabel: labels.Mount,
-		Pod: ocispec.Pod{Config: sb.Config, Net: b.podNet(sb), IPC: sb.Pause.NS("ipc"), UTS: sb.Pause.NS("uts"),
-			PID: sb.Pause.NS("pid"), Shm: sb.Shm, CgroupParent: sb.CgroupParent},
+		ID: rec.ID, Container: cfg, Rootfs: b.rootfs(rec), ImageRoots: roots, Host: b.host,
+		ProcessLabel: labels.Process, MountLabel: labels.Mount, Pod: pod,
 		Image: ocispec.ImageConfig{User: im.Config.User, Env: im.Config.Env, Entrypoint: im.Config.Entrypoint,
 			Cmd: im.Config.Cmd, WorkingDir: im.Config.WorkingDir},
 	})
@@ -77,6 +93,34 @@ func (b *Backend) createContainer(ctx context.Context, sb *sandboxRecord, rec *c
 		return err
 	}
 	return b.writeContainer(rec)
+}
+
+// mountDir is where the container's mount points are: its MountDir, else
+// its bundle.
+func (b *Backend) mountDir(rec *containerRecord) string {
+	if rec.MountDir != "" {
+		return rec.MountDir
+	}
+	return b.bundle(rec.ID)
+}
+
+func (b *Backend) rootfs(rec *containerRecord) string {
+	return filepath.Join(b.mountDir(rec), "rootfs")
+}
+
+// mountContainerRoot mounts the container's root filesystem from the
+// image's layers, as layers gives them.
+func (b *Backend) mountContainerRoot(rec *containerRecord, dirs []string, layers layerSource) error {
+	lower, done, err := layers.prepare(filepath.Join(b.mountDir(rec), "l"), dirs)
+	if err != nil {
+		return err
+	}
+	defer done()
+	bundle := b.bundle(rec.ID)
+	if err := layers.ownUpper(filepath.Join(bundle, "upper")); err != nil {
+		return err
+	}
+	return mountRootfs(bundle, b.rootfs(rec), lower)
 }
 
 // podNet is the network namespace a pod's containers join: the core's, or
@@ -90,7 +134,7 @@ func (b *Backend) podNet(sb *sandboxRecord) string {
 
 // mountImageVolumes mounts the images the container mounts as volumes,
 // read-only, in its bundle.
-func (b *Backend) mountImageVolumes(rec *containerRecord) (map[string]string, error) {
+func (b *Backend) mountImageVolumes(rec *containerRecord, layers layerSource) (map[string]string, error) {
 	roots := map[string]string{}
 	for _, m := range rec.Config.Mounts {
 		if m.Image == "" || roots[m.Image] != "" {
@@ -101,9 +145,9 @@ func (b *Backend) mountImageVolumes(rec *containerRecord) (map[string]string, er
 			return nil, fmt.Errorf("image volume at %s: %w", m.ContainerPath, err)
 		}
 		b.images.MarkUsed(m.Image)
-		target := filepath.Join(b.bundle(rec.ID), "img"+strconv.Itoa(len(roots)))
+		target := filepath.Join(b.mountDir(rec), "img"+strconv.Itoa(len(roots)))
 		rec.ImageMounts = append(rec.ImageMounts, target)
-		if err := mountImage(target, im.LayerDirs); err != nil {
+		if err := mountImageWith(target, im.LayerDirs, layers); err != nil {
 			return nil, fmt.Errorf("image volume %s: %w", m.Image, err)
 		}
 		roots[m.Image] = target
@@ -211,8 +255,13 @@ func (b *Backend) RemoveContainer(ctx context.Context, id string) error {
 // removeBundle unmounts and removes what the container had on disk.
 func (b *Backend) removeBundle(rec *containerRecord) error {
 	bundle := b.bundle(rec.ID)
-	for _, m := range append(rec.ImageMounts, filepath.Join(bundle, "rootfs")) {
+	for _, m := range append(append(rec.ImageMounts, rec.IDMapped...), b.rootfs(rec)) {
 		if err := unmount(m); err != nil {
+			return err
+		}
+	}
+	if rec.MountDir != "" {
+		if err := removeMountPoints(rec.MountDir, 2); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,14 @@
 // CRI format, serves attach, and writes its exit code to the exit
 // directory, so that containers outlive runlet.
 //
+// A pod with a user namespace of its own (hostUsers: false) has its pause
+// process make that namespace first, so that it owns the pod's others, the
+// network namespace among them, which the core's pod network then wires
+// (SandboxConfig.AttachNetwork). Its containers join it; their root
+// filesystems are overlays of idmapped clones of the layers, and their bind
+// mounts idmapped clones (idmap.go), attached below Options.RunDir, where
+// the pod's root can reach them.
+//
 // Every fact the backend reports is read again from disk and /proc: the
 // records written at create, the pause process's PID and start time, runc's
 // pidfile and conmon's exit files. A fresh instance over the same root
@@ -25,4 +33,9 @@
 //	s/<id>/sandbox.json, shm/         a sandbox
 //	c/<id>/container.json, config.json, rootfs/, upper/, work/, ctr.log,
 //	       attach, ctl, pidfile, conmon.pid               a container's bundle
+//
+// and under Options.RunDir (/run/runlet/runc), for a pod with a user
+// namespace of its own:
+//
+//	<id>/rootfs/, m/<n>, img<n>/    a container's mount points
 package runc

@@ -47,6 +47,14 @@ type containerRecord struct {
 	// ImageMounts are the image volumes' mount points in the bundle,
 	// unmounted with the container.
 	ImageMounts []string `json:"imageMounts,omitempty"`
+	// MountDir holds its root filesystem's and image volumes' mount points
+	// where they are not in the bundle: below Options.RunDir, for a pod in
+	// a user namespace of its own.
+	MountDir string `json:"mountDir,omitempty"`
+	// IDMapped are the idmapped clones of its bind mounts' sources, in
+	// MountDir, for a pod in a user namespace of its own; unmounted with the
+	// container.
+	IDMapped []string `json:"idmapped,omitempty"`
 	// Init is the container's process and Monitor its conmon, once runc
 	// created it.
 	Init    pause.Process `json:"init"`

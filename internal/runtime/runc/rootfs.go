@@ -18,11 +18,11 @@ import (
 // terminating NUL.
 const maxMountData = 4095
 
-// mountRootfs mounts a container's root filesystem at bundle/rootfs: an
-// overlay of the image's layers (base first) under a writable layer of its
-// own in bundle/upper.
-func mountRootfs(bundle string, layers []string) error {
-	upper, work, target := filepath.Join(bundle, "upper"), filepath.Join(bundle, "work"), filepath.Join(bundle, "rootfs")
+// mountRootfs mounts a container's root filesystem at target: an overlay
+// of the image's layers (base first) under a writable layer of its own in
+// bundle/upper.
+func mountRootfs(bundle, target string, layers []string) error {
+	upper, work := filepath.Join(bundle, "upper"), filepath.Join(bundle, "work")
 	for _, d := range []string{upper, work, target} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err

@@ -35,7 +35,7 @@ func TestRootfsOnAnOverlay(t *testing.T) {
 	t.Cleanup(func() { _ = unix.Unmount(outer, unix.MNT_DETACH) })
 	bundle := filepath.Join(outer, "bundle")
 
-	if err := mountRootfs(bundle, []string{base, top}); err != nil {
+	if err := mountRootfs(bundle, filepath.Join(bundle, "rootfs"), []string{base, top}); err != nil {
 		t.Fatal(err)
 	}
 	rootfs := filepath.Join(bundle, "rootfs")

@@ -30,7 +30,7 @@ func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) 
 		return runtime.Sandbox{}, err
 	}
 	b.index.addSandbox(cfg.PodUID, rec.ID)
-	if err := b.setUpSandbox(rec, dir); err != nil {
+	if err := b.setUpSandbox(ctx, rec, dir); err != nil {
 		b.tearDownSandbox(rec, dir)
 		return runtime.Sandbox{}, fmt.Errorf("pod %s/%s: %w: %w", cfg.Namespace, cfg.Name, runtime.ErrSandboxStart, err)
 	}
@@ -38,7 +38,7 @@ func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) 
 	return b.sandboxOf(rec), nil
 }
 
-func (b *Backend) setUpSandbox(rec *sandboxRecord, dir string) error {
+func (b *Backend) setUpSandbox(ctx context.Context, rec *sandboxRecord, dir string) error {
 	cfg := rec.Config
 	if err := b.makePodCgroup(rec.CgroupParent, cfg.Resources); err != nil {
 		return err
@@ -62,11 +62,18 @@ func (b *Backend) setUpSandbox(rec *sandboxRecord, dir string) error {
 	if !ns.UTS {
 		hostname = ""
 	}
-	p, err := pause.Start(pause.Config{Namespaces: ns, Hostname: hostname, CgroupProcs: b.podCgroupProcs(rec.CgroupParent)})
+	p, err := pause.Start(pause.Config{Namespaces: ns, Hostname: hostname, CgroupProcs: b.podCgroupProcs(rec.CgroupParent), UserNS: cfg.UserNS})
 	if err != nil {
 		return err
 	}
 	rec.Pause = p
+	if cfg.UserNS != nil && cfg.AttachNetwork != nil {
+		// The pod network, in the namespace the pause process made inside
+		// the pod's user namespace.
+		if rec.Config.NetNS, rec.Config.IPs, err = cfg.AttachNetwork(ctx, p.NS("net")); err != nil {
+			return err
+		}
+	}
 	return writeJSON(filepath.Join(dir, sandboxFile), rec)
 }
 

@@ -1,6 +1,7 @@
 package runtimetest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,6 +24,35 @@ type podNetwork struct {
 // attach fills cfg's network as the core would.
 func (n *podNetwork) attach(t *testing.T, cfg *runtime.SandboxConfig) {
 	t.Helper()
+	n.ensureDir(t)
+	path := filepath.Join(n.dir, cfg.PodUID)
+	if err := netns.Pin(path); err != nil {
+		t.Fatalf("pod network namespace: %v", err)
+	}
+	n.pins = append(n.pins, path)
+	if err := netns.Do(path, netns.LoopbackUp); err != nil {
+		t.Fatalf("pod network namespace: loopback: %v", err)
+	}
+	cfg.NetNS, cfg.IPs = path, []string{fmt.Sprintf("192.0.2.%d", len(n.pins)%250+1)}
+}
+
+// attachLater gives cfg, which has a user namespace, the core's
+// AttachNetwork: the namespace the backend made is pinned, and gets an
+// address.
+func (n *podNetwork) attachLater(t *testing.T, cfg *runtime.SandboxConfig) {
+	n.ensureDir(t)
+	path := filepath.Join(n.dir, cfg.PodUID)
+	cfg.AttachNetwork = func(_ context.Context, source string) (string, []string, error) {
+		if err := netns.PinFrom(source, path); err != nil {
+			return "", nil, err
+		}
+		n.pins = append(n.pins, path)
+		return path, []string{fmt.Sprintf("192.0.2.%d", len(n.pins)%250+1)}, nil
+	}
+}
+
+func (n *podNetwork) ensureDir(t *testing.T) {
+	t.Helper()
 	if n.dir == "" {
 		dir, err := os.MkdirTemp("/run", "runlet-rt-netns-")
 		if err == nil {
@@ -33,15 +63,6 @@ func (n *podNetwork) attach(t *testing.T, cfg *runtime.SandboxConfig) {
 		}
 		n.dir = dir
 	}
-	path := filepath.Join(n.dir, cfg.PodUID)
-	if err := netns.Pin(path); err != nil {
-		t.Fatalf("pod network namespace: %v", err)
-	}
-	n.pins = append(n.pins, path)
-	if err := netns.Do(path, netns.LoopbackUp); err != nil {
-		t.Fatalf("pod network namespace: loopback: %v", err)
-	}
-	cfg.NetNS, cfg.IPs = path, []string{fmt.Sprintf("192.0.2.%d", len(n.pins)%250+1)}
 }
 
 // remove takes the namespaces away, once their sandboxes are gone.

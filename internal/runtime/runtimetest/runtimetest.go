@@ -103,6 +103,7 @@ func (s *suite) subtests() []subtest {
 		{"Resources", s.testResources, []need{procs}},
 		{"UpdateResources", s.testUpdateResources, []need{procs}},
 		{"OOMKilled", s.testOOMKilled, []need{procs}},
+		{"UserNamespace", s.testUserNamespace, []need{procs, {c.UserNamespaces, "has no user namespaces"}}},
 	}
 }
 
@@ -141,7 +142,11 @@ func (s *suite) sandboxOn(t *testing.T, rt runtime.Runtime, owner, name string, 
 	for _, e := range edit {
 		e(&cfg)
 	}
-	if !s.caps.OwnNetwork && cfg.NetNS == "" && !cfg.HostNetwork {
+	switch {
+	case s.caps.OwnNetwork || cfg.NetNS != "" || cfg.HostNetwork:
+	case cfg.UserNS != nil:
+		s.net.attachLater(t, &cfg)
+	default:
 		s.net.attach(t, &cfg)
 	}
 	sb, err := rt.CreateSandbox(ctxT(t, time.Minute), cfg)

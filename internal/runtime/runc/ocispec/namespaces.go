@@ -38,8 +38,25 @@ func setNamespaces(s *specs.Spec, in Input) error {
 	if !hostPID && !pod.ShareProcessNamespace {
 		ns = append(ns, specs.LinuxNamespace{Type: specs.PIDNamespace})
 	}
+	if u := pod.UserNS; u != nil {
+		// The pod's, which owns its other namespaces: joined first (runc
+		// orders it so), with its mappings for what runc sets up as root.
+		if in.Pod.User == "" {
+			return fmt.Errorf("the pod has no user namespace to join")
+		}
+		ns = append(ns, specs.LinuxNamespace{Type: specs.UserNamespace, Path: in.Pod.User})
+		s.Linux.UIDMappings, s.Linux.GIDMappings = idMappings(u.UIDs), idMappings(u.GIDs)
+	}
 	s.Linux.Namespaces = ns
 	return nil
+}
+
+func idMappings(m []runtime.IDMapping) []specs.LinuxIDMapping {
+	out := make([]specs.LinuxIDMapping, 0, len(m))
+	for _, e := range m {
+		out = append(out, specs.LinuxIDMapping{ContainerID: e.ContainerID, HostID: e.HostID, Size: e.Length})
+	}
+	return out
 }
 
 // podNet is the network namespace given for the pod, else the one the

@@ -40,6 +40,9 @@ type Pod struct {
 	// process) keeps, as /proc/<pid>/ns/<type>. PID is joined only with
 	// Config.ShareProcessNamespace.
 	IPC, UTS, PID string
+	// User is the pod's user namespace, which Config.UserNS maps; joined
+	// only then.
+	User string
 	// Shm is the pod's /dev/shm, shared by its containers as their IPC
 	// namespace is; empty: a tmpfs of the container's own.
 	Shm string

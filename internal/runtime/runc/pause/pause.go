@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runlet/runlet/internal/runtime"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,11 +32,12 @@ const Arg0 = "runlet-pause"
 
 // envHostname carries the pod's hostname to the pause process,
 // envLoopback asks it to bring up the loopback of a network namespace of
-// its own, and envCgroups lists the cgroup.procs files it joins first.
+// its own, and envReexec to execute itself anew once its starter has moved
+// it into the pod's cgroups.
 const (
 	envHostname = "RUNLET_PAUSE_HOSTNAME"
 	envLoopback = "RUNLET_PAUSE_LOOPBACK"
-	envCgroups  = "RUNLET_PAUSE_CGROUPS"
+	envReexec   = "RUNLET_PAUSE_REEXEC"
 )
 
 // readyTimeout bounds the pause process's start, which on a loaded host
@@ -44,8 +46,8 @@ const readyTimeout = 10 * time.Second
 
 func init() {
 	if len(os.Args) > 0 && os.Args[0] == Arg0 {
-		if os.Getenv(envCgroups) != "" {
-			os.Exit(joinCgroups())
+		if os.Getenv(envReexec) != "" {
+			os.Exit(reexecWhenMoved())
 		}
 		os.Exit(run())
 	}
@@ -63,21 +65,76 @@ type Config struct {
 	// Hostname names a new UTS namespace.
 	Hostname string
 	// CgroupProcs are the cgroup.procs files of the pod's cgroups. The
-	// process joins them and then executes itself anew, so that all of its
-	// memory is charged to the pod, as the kubelet's pause container's is:
-	// a pod whose limits cannot hold it fails to get a sandbox.
+	// process is moved into them and then executes itself anew, so that
+	// all of its memory is charged to the pod, as the kubelet's pause
+	// container's is: a pod whose limits cannot hold it fails to get a
+	// sandbox.
 	CgroupProcs []string
+	// UserNS, when set, is the pod's own user namespace, made with the
+	// process: it then owns the process's other new namespaces, which the
+	// pod's containers can only join from inside it. The process is the
+	// namespace's root.
+	UserNS *runtime.UserNamespace
 }
 
 // Start starts a pause process as cfg says and returns its PID and start
 // time (Identity).
 func Start(cfg Config) (Process, error) {
-	self, err := os.Executable()
+	cmd := command(cfg)
+	ready, w, err := os.Pipe()
 	if err != nil {
-		return Process{}, fmt.Errorf("finding runlet's binary for the pause process: %w", err)
+		return Process{}, err
 	}
+	defer ready.Close()
+	cmd.ExtraFiles = []*os.File{w}
+	var moved *os.File
+	if len(cfg.CgroupProcs) > 0 {
+		r, mw, err := os.Pipe()
+		if err != nil {
+			w.Close()
+			return Process{}, err
+		}
+		defer r.Close()
+		moved = mw
+		defer moved.Close()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, r)
+	}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return Process{}, fmt.Errorf("starting the pause process: %w", err)
+	}
+	// Reaped here while runlet lives; after a restart, by init.
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	p := Process{PID: cmd.Process.Pid}
+	if moved != nil {
+		if err := moveInto(p.PID, cfg.CgroupProcs); err != nil {
+			_ = cmd.Process.Kill()
+			return Process{}, err
+		}
+		_, _ = moved.Write([]byte{1})
+	}
+	// It writes a byte once the pod is named: a container that joins its
+	// UTS namespace sees the pod's name. A failure writes why instead.
+	_ = ready.SetReadDeadline(time.Now().Add(readyTimeout))
+	answer, _ := io.ReadAll(io.LimitReader(ready, 512))
+	if len(answer) == 1 && answer[0] == 1 {
+		// Its identity now: the cgroups' exec is behind it.
+		if p.StartTime, err = startTime(p.PID); err == nil {
+			return p, nil
+		}
+	}
+	_ = cmd.Process.Kill()
+	return Process{}, startError(cfg, string(answer), exited)
+}
+
+// command is the pause process's command: runlet's own binary, named
+// /proc/self/exe so that a process in a user namespace of its own need not
+// reach the binary's directory.
+func command(cfg Config) *exec.Cmd {
 	ns, hostname := cfg.Namespaces, cfg.Hostname
-	cmd := exec.Command(self)
+	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{Arg0}
 	// One P: fewer threads for the pod's process count.
 	cmd.Env = []string{envHostname + "=" + hostname, "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "GOMAXPROCS=1"}
@@ -85,7 +142,7 @@ func Start(cfg Config) (Process, error) {
 		cmd.Env = append(cmd.Env, envLoopback+"=1")
 	}
 	if len(cfg.CgroupProcs) > 0 {
-		cmd.Env = append(cmd.Env, envCgroups+"="+strings.Join(cfg.CgroupProcs, ":"))
+		cmd.Env = append(cmd.Env, envReexec+"=1")
 	}
 	cmd.Dir = "/"
 	var flags uintptr
@@ -100,33 +157,34 @@ func Start(cfg Config) (Process, error) {
 	// A session of its own and no parent-death signal: it holds the pod's
 	// namespaces across restarts of runlet.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Cloneflags: flags}
-	ready, w, err := os.Pipe()
-	if err != nil {
-		return Process{}, err
+	if u := cfg.UserNS; u != nil {
+		a := cmd.SysProcAttr
+		a.Cloneflags |= unix.CLONE_NEWUSER
+		a.UidMappings, a.GidMappings = procIDMaps(u.UIDs), procIDMaps(u.GIDs)
+		a.GidMappingsEnableSetgroups = true
+		// Root of the namespace: capabilities survive its exec.
+		a.Credential = &syscall.Credential{Uid: 0, Gid: 0}
 	}
-	defer ready.Close()
-	cmd.ExtraFiles = []*os.File{w}
-	err = cmd.Start()
-	w.Close()
-	if err != nil {
-		return Process{}, fmt.Errorf("starting the pause process: %w", err)
+	return cmd
+}
+
+func procIDMaps(m []runtime.IDMapping) []syscall.SysProcIDMap {
+	out := make([]syscall.SysProcIDMap, 0, len(m))
+	for _, e := range m {
+		out = append(out, syscall.SysProcIDMap{ContainerID: int(e.ContainerID), HostID: int(e.HostID), Size: int(e.Length)})
 	}
-	// Reaped here while runlet lives; after a restart, by init.
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	p := Process{PID: cmd.Process.Pid}
-	// It writes a byte once the pod is named: a container that joins its
-	// UTS namespace sees the pod's name. A failure writes why instead.
-	_ = ready.SetReadDeadline(time.Now().Add(readyTimeout))
-	answer, _ := io.ReadAll(io.LimitReader(ready, 512))
-	if len(answer) == 1 && answer[0] == 1 {
-		// Its identity now: the cgroups' exec is behind it.
-		if p.StartTime, err = startTime(p.PID); err == nil {
-			return p, nil
+	return out
+}
+
+// moveInto moves the process into the pod's cgroups: from runlet, as a
+// process in a user namespace of its own may not write the host's cgroups.
+func moveInto(pid int, procs []string) error {
+	for _, f := range procs {
+		if err := os.WriteFile(f, []byte(strconv.Itoa(pid)), 0o644); err != nil {
+			return fmt.Errorf("the pause process joining the pod's cgroup: %w", err)
 		}
 	}
-	_ = cmd.Process.Kill()
-	return Process{}, startError(cfg, string(answer), exited)
+	return nil
 }
 
 // startError says why a pause process did not come up.

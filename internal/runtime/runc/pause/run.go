@@ -3,24 +3,23 @@ package pause
 import (
 	"os"
 	"os/signal"
-	"strings"
 
 	"github.com/runlet/runlet/internal/netns"
 
 	"golang.org/x/sys/unix"
 )
 
-// joinCgroups moves the starting pause process into the pod's cgroups and
-// executes it again there, without the list: the new image's memory is all
-// charged to the pod. A failure is written to the starter's pipe.
-func joinCgroups() int {
-	for _, procs := range strings.Split(os.Getenv(envCgroups), ":") {
-		if err := os.WriteFile(procs, []byte("0"), 0o644); err != nil {
-			_, _ = os.NewFile(3, "ready").WriteString("joining the pod's cgroup: " + err.Error())
-			return 1
-		}
+// reexecWhenMoved waits until the starter has moved the process into the
+// pod's cgroups (fd 4 gives a byte) and executes it again there: the new
+// image's memory is all charged to the pod. A failure is written to the
+// starter's pipe.
+func reexecWhenMoved() int {
+	moved := os.NewFile(4, "moved")
+	if n, _ := moved.Read(make([]byte, 1)); n != 1 {
+		return 1
 	}
-	_ = os.Unsetenv(envCgroups)
+	moved.Close()
+	_ = os.Unsetenv(envReexec)
 	err := unix.Exec("/proc/self/exe", []string{Arg0}, os.Environ())
 	_, _ = os.NewFile(3, "ready").WriteString("re-executing in the pod's cgroup: " + err.Error())
 	return 1

@@ -1,0 +1,108 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/runlet/runlet/test/e2e/framework"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestUserNamespaces runs pods with hostUsers: false as the upstream
+// [Feature:UserNamespacesSupport] specs do: each in a user namespace of its
+// own, with a range of 65536 IDs, and its volumes' files owned by its own
+// root (or by its fsGroup). A backend without user namespaces (podman
+// here) refuses such a pod with the kubelet's reason and message.
+func TestUserNamespaces(t *testing.T) {
+	t.Parallel()
+	rl := framework.StartRunlet(t, framework.RunletOptions{})
+	ns := framework.Namespace(t)
+	if framework.Runtime() != framework.RuntimeRunc {
+		pod := usernsPod(rl.NodeName, ns, "refused", "cat /proc/self/uid_map")
+		framework.CreatePod(t, pod)
+		framework.WaitForEvent(t, ns, "Pod", pod.Name, 90*time.Second, "FailedCreatePodSandBox for hostUsers: false", func(e *v1.Event) bool {
+			return e.Reason == "FailedCreatePodSandBox" && strings.Contains(e.Message, "can't set `spec.hostUsers: false`")
+		})
+		return
+	}
+	t.Run("OwnRanges", func(t *testing.T) { t.Parallel(); testOwnRanges(t, rl.NodeName, ns) })
+	t.Run("VolumesOwnedByPodRoot", func(t *testing.T) { t.Parallel(); testUsernsVolumes(t, rl.NodeName, ns) })
+	t.Run("HostUsersTrue", func(t *testing.T) {
+		t.Parallel()
+		pod := usernsPod(rl.NodeName, ns, "host-users", "cat /proc/self/uid_map")
+		pod.Spec.HostUsers = boolp(true)
+		if _, out := runToEnd(t, pod); !strings.Contains(out, "4294967295") {
+			t.Errorf("hostUsers: true: uid_map %q; want the host's whole range", out)
+		}
+	})
+}
+
+func usernsPod(node, ns, name, script string) *v1.Pod {
+	pod := framework.PodFor(node, ns, name, sh("c", script))
+	pod.Spec.HostUsers = boolp(false)
+	return pod
+}
+
+// testOwnRanges: two pods get ranges of 65536 that differ.
+func testOwnRanges(t *testing.T, node, ns string) {
+	var maps []string
+	for _, name := range []string{"userns-a", "userns-b"} {
+		p, out := runToEnd(t, usernsPod(node, ns, name, "cat /proc/self/uid_map"))
+		if p.Status.Phase != v1.PodSucceeded {
+			t.Fatalf("pod %s: %s\n%s", name, p.Status.Phase, framework.DescribePod(ns, name))
+		}
+		f := strings.Fields(out)
+		if len(f) != 3 || f[0] != "0" || f[2] != "65536" || f[1] == "0" {
+			t.Errorf("pod %s: uid_map %q; want root mapped to a host range of 65536", name, out)
+		}
+		maps = append(maps, out)
+	}
+	if len(maps) == 2 && maps[0] == maps[1] {
+		t.Errorf("two pods share the range %q", maps[0])
+	}
+}
+
+// testUsernsVolumes: configMap, secret, downwardAPI and projected files
+// show as root's group in the pod, and as the fsGroup's where it is set.
+func testUsernsVolumes(t *testing.T, node, ns string) {
+	c := framework.Get(t).Client.CoreV1()
+	ctx := context.Background()
+	if _, err := c.ConfigMaps(ns).Create(ctx, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "userns-cm"},
+		Data: map[string]string{"a": "1", "b": "2"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Secrets(ns).Create(ctx, &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "userns-secret"},
+		Data: map[string][]byte{"s": []byte("x")}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	items := []v1.DownwardAPIVolumeFile{{Path: "name", FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}}
+	volumes := []v1.Volume{
+		{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "userns-cm"}}}},
+		{Name: "secret", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "userns-secret"}}},
+		{Name: "downward", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{Items: items}}},
+		{Name: "projected", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{
+			{DownwardAPI: &v1.DownwardAPIProjection{Items: items}},
+			{Secret: &v1.SecretProjection{LocalObjectReference: v1.LocalObjectReference{Name: "userns-secret"}}}}}}},
+	}
+	// The upstream spec's check: the group of every file below /vol.
+	script := "stat -c='%g' $(find /vol/ -type f)"
+	pod := usernsPod(node, ns, "userns-volumes", script)
+	for _, v := range volumes {
+		pod.Spec.Containers[0].VolumeMounts = append(pod.Spec.Containers[0].VolumeMounts, v1.VolumeMount{Name: v.Name, MountPath: "/vol/" + v.Name})
+	}
+	pod.Spec.Volumes = volumes
+	// 2 configMap keys, 1 secret key, 1 downward file, and 1 + 1 projected.
+	if _, out := runToEnd(t, pod); out != strings.Repeat("=0\n", 6) {
+		t.Errorf("volume files' groups %q; want =0 for each of 6 files", out)
+	}
+	fs := usernsPod(node, ns, "userns-fsgroup", script)
+	fs.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "cfg", MountPath: "/vol/cfg"}}
+	fs.Spec.Volumes = volumes[:1]
+	fs.Spec.SecurityContext = &v1.PodSecurityContext{FSGroup: i64(200)}
+	if _, out := runToEnd(t, fs); out != strings.Repeat("=200\n", 2) {
+		t.Errorf("fsGroup 200: volume files' groups %q; want =200 for each of 2 files", out)
+	}
+}
