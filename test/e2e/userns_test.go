@@ -28,16 +28,32 @@ func TestUserNamespaces(t *testing.T) {
 		})
 		return
 	}
-	t.Run("OwnRanges", func(t *testing.T) { t.Parallel(); testOwnRanges(t, rl.NodeName, ns) })
-	t.Run("VolumesOwnedByPodRoot", func(t *testing.T) { t.Parallel(); testUsernsVolumes(t, rl.NodeName, ns) })
-	t.Run("HostUsersTrue", func(t *testing.T) {
-		t.Parallel()
-		pod := usernsPod(rl.NodeName, ns, "host-users", "cat /proc/self/uid_map")
-		pod.Spec.HostUsers = boolp(true)
-		if _, out := runToEnd(t, pod); !strings.Contains(out, "4294967295") {
-			t.Errorf("hostUsers: true: uid_map %q; want the host's whole range", out)
-		}
+	long := usernsPod(rl.NodeName, ns, "userns-long", "cat /proc/self/uid_map; exec sleep 3600")
+	framework.CreatePod(t, long)
+	t.Run("pods", func(t *testing.T) {
+		t.Run("OwnRanges", func(t *testing.T) { t.Parallel(); testOwnRanges(t, rl.NodeName, ns) })
+		t.Run("VolumesOwnedByPodRoot", func(t *testing.T) { t.Parallel(); testUsernsVolumes(t, rl.NodeName, ns) })
+		t.Run("HostUsersTrue", func(t *testing.T) {
+			t.Parallel()
+			pod := usernsPod(rl.NodeName, ns, "host-users", "cat /proc/self/uid_map")
+			pod.Spec.HostUsers = boolp(true)
+			if _, out := runToEnd(t, pod); !strings.Contains(out, "4294967295") {
+				t.Errorf("hostUsers: true: uid_map %q; want the host's whole range", out)
+			}
+		})
 	})
+	// A restart of runlet restarts nothing, and the pod keeps its range.
+	p := framework.WaitForPodReady(t, ns, long.Name, 90*time.Second)
+	before := kubectlExec(t, ns, long.Name, "c", "cat", "/proc/self/uid_map")
+	rl.Restart()
+	time.Sleep(5 * time.Second) // a few sync rounds after the sources were seen
+	q := framework.WaitForPodReady(t, ns, long.Name, 60*time.Second)
+	if a, b := q.Status.ContainerStatuses[0], p.Status.ContainerStatuses[0]; a.ContainerID != b.ContainerID || a.RestartCount != 0 {
+		t.Errorf("after the restart: container %s, restartCount %d; want %s, 0", a.ContainerID, a.RestartCount, b.ContainerID)
+	}
+	if after := kubectlExec(t, ns, long.Name, "c", "cat", "/proc/self/uid_map"); after != before {
+		t.Errorf("the pod's range after the restart %q; want %q", after, before)
+	}
 }
 
 func usernsPod(node, ns, name, script string) *v1.Pod {
