@@ -23,6 +23,9 @@ type PodNetwork interface {
 	// now judge the attachment by the backend's list.
 	Commit(netns string)
 	Teardown(ctx context.Context, netns string) error
+	// NewNetNSPath is where a namespace the backend makes will be pinned
+	// (cni.Pod.NetNSPath), known before its sandbox exists.
+	NewNetNSPath() string
 }
 
 // networkNotReady is the kubelet's event reason and message prefix for a
@@ -51,8 +54,9 @@ func (m *Manager) attachNetwork(ctx context.Context, pod *v1.Pod, cfg *runtime.S
 		}
 	}
 	if cfg.UserNS != nil {
+		cfg.NetNS = m.network.NewNetNSPath()
 		cfg.AttachNetwork = func(ctx context.Context, source string) (string, []string, error) {
-			p.NetNSSource = source
+			p.NetNSSource, p.NetNSPath = source, cfg.NetNS
 			err := m.setUpNetwork(ctx, pod, p, cfg)
 			return cfg.NetNS, cfg.IPs, err
 		}

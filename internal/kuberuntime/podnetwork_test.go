@@ -39,6 +39,9 @@ func (n *fakeNetwork) Setup(_ context.Context, pod cni.Pod) (cni.Attachment, err
 	}
 	n.next++
 	netns := fmt.Sprintf("/run/netns/runlet-%d", n.next)
+	if pod.NetNSPath != "" {
+		netns = pod.NetNSPath
+	}
 	n.attached[netns] = pod
 	n.ports = append(n.ports, pod.Ports)
 	n.sysctls = append(n.sysctls, pod.Sysctls)
@@ -46,6 +49,13 @@ func (n *fakeNetwork) Setup(_ context.Context, pod cni.Pod) (cni.Attachment, err
 }
 
 func (n *fakeNetwork) Commit(string) {}
+
+func (n *fakeNetwork) NewNetNSPath() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.next++
+	return fmt.Sprintf("/run/netns/runlet-%d", n.next)
+}
 
 func (n *fakeNetwork) Alive(netns string) bool {
 	n.mu.Lock()

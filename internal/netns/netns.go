@@ -13,6 +13,7 @@ package netns
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	goruntime "runtime"
 
@@ -153,4 +154,33 @@ func EnsureSharedDir(dir string) error {
 		return fmt.Errorf("making %s a shared mount: %w", dir, err)
 	}
 	return nil
+}
+
+// Addresses are the unicast addresses of the interface ifname in the
+// namespace at path, IPv4 first, without link-local ones.
+func Addresses(path, ifname string) ([]string, error) {
+	var v4, v6 []string
+	err := Do(path, func() error {
+		iface, err := net.InterfaceByName(ifname)
+		if err != nil {
+			return err
+		}
+		addrs, err := iface.Addrs()
+		if err != nil {
+			return err
+		}
+		for _, a := range addrs {
+			n, ok := a.(*net.IPNet)
+			if !ok || n.IP.IsLinkLocalUnicast() {
+				continue
+			}
+			if n.IP.To4() != nil {
+				v4 = append(v4, n.IP.String())
+			} else {
+				v6 = append(v6, n.IP.String())
+			}
+		}
+		return nil
+	})
+	return append(v4, v6...), err
 }

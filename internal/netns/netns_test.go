@@ -64,3 +64,24 @@ func TestPinDoRemove(t *testing.T) {
 		t.Errorf("Do in a namespace that is gone: %v; want ENOENT, which port-forward falls back on", err)
 	}
 }
+
+func TestAddressesOfLoopback(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	path := filepath.Join(t.TempDir(), "ns")
+	if err := Pin(path); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = Remove(path) })
+	if err := Do(path, LoopbackUp); err != nil {
+		t.Fatal(err)
+	}
+	ips, err := Addresses(path, "lo")
+	if err != nil || len(ips) == 0 || ips[0] != "127.0.0.1" {
+		t.Errorf("Addresses of lo = %v, %v; want 127.0.0.1 first", ips, err)
+	}
+	if _, err := Addresses(path, "eth0"); err == nil {
+		t.Error("Addresses of an interface the namespace lacks: no error")
+	}
+}

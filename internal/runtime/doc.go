@@ -29,6 +29,7 @@
 //   - A sandbox with UserNS (only a backend with Capabilities.UserNamespaces
 //     gets one) holds its containers in that one user namespace, which owns
 //     the pod's other namespaces; they see what root owns on the host as
-//     their root's (idmapped mounts). Given AttachNetwork, it calls it with
-//     the network namespace it made before CreateSandbox returns.
+//     their root's (idmapped mounts). Given AttachNetwork, it makes the
+//     pod's network namespace in that user namespace and calls it with that
+//     namespace before CreateSandbox returns.
 package runtime

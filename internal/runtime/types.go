@@ -66,8 +66,9 @@ type SandboxConfig struct {
 	// namespace can only be joined from the user namespace that owns it,
 	// so the core cannot make it first): the backend calls it with that
 	// namespace's path before CreateSandbox returns, and reports the pinned
-	// path and addresses it returns as NetNS and IPs. A failure fails the
-	// sandbox.
+	// path and addresses it returns as NetNS and IPs. NetNS is that path
+	// already, before the namespace exists, for a backend that must record
+	// it at creation. A failure fails the sandbox.
 	AttachNetwork func(ctx context.Context, netns string) (pinned string, ips []string, err error) `json:"-"`
 }
 

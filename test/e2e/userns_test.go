@@ -14,21 +14,12 @@ import (
 // TestUserNamespaces runs pods with hostUsers: false as the upstream
 // [Feature:UserNamespacesSupport] specs do: each in a user namespace of its
 // own, with a range of 65536 IDs, and its volumes' files owned by its own
-// root (or by its fsGroup). A backend without user namespaces (podman
-// here) refuses such a pod with the kubelet's reason and message.
+// root (or by its fsGroup).
 func TestUserNamespaces(t *testing.T) {
 	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	ns := framework.Namespace(t)
-	if framework.Runtime() != framework.RuntimeRunc {
-		pod := usernsPod(rl.NodeName, ns, "refused", "cat /proc/self/uid_map")
-		framework.CreatePod(t, pod)
-		framework.WaitForEvent(t, ns, "Pod", pod.Name, 90*time.Second, "FailedCreatePodSandBox for hostUsers: false", func(e *v1.Event) bool {
-			return e.Reason == "FailedCreatePodSandBox" && strings.Contains(e.Message, "can't set `spec.hostUsers: false`")
-		})
-		return
-	}
-	long := usernsPod(rl.NodeName, ns, "userns-long", "cat /proc/self/uid_map; exec sleep 3600")
+	long := usernsPod(rl.NodeName, ns, "userns-long", "cat /proc/self/uid_map; trap 'exit 0' TERM; while true; do sleep 1; done")
 	framework.CreatePod(t, long)
 	t.Run("pods", func(t *testing.T) {
 		t.Run("OwnRanges", func(t *testing.T) { t.Parallel(); testOwnRanges(t, rl.NodeName, ns) })
@@ -54,6 +45,8 @@ func TestUserNamespaces(t *testing.T) {
 	if after := kubectlExec(t, ns, long.Name, "c", "cat", "/proc/self/uid_map"); after != before {
 		t.Errorf("the pod's range after the restart %q; want %q", after, before)
 	}
+	framework.DeletePod(t, ns, long.Name, nil)
+	framework.WaitForPodGone(t, ns, long.Name, 90*time.Second)
 }
 
 func usernsPod(node, ns, name, script string) *v1.Pod {

@@ -31,7 +31,10 @@ type Pod struct {
 	// NetNSSource, when set, is a network namespace the sandbox made
 	// (/proc/<pid>/ns/net), which is pinned and wired instead of a new one:
 	// that of a pod in a user namespace of its own, which must own it.
+	// NetNSPath, when set, is where it is pinned: a path NewNetNSPath gave
+	// before the sandbox existed, so that the backend could record it.
 	NetNSSource string `json:"-"`
+	NetNSPath   string `json:"-"`
 }
 
 // PortMapping is a hostPort, in portmap's runtimeConfig terms.
@@ -72,6 +75,12 @@ func (m *Manager) Setup(ctx context.Context, pod Pod) (Attachment, error) {
 		list = nc.noPorts
 	}
 	id := newAttachmentID()
+	if pod.NetNSPath != "" {
+		if filepath.Dir(pod.NetNSPath) != filepath.Clean(m.cfg.NetNSDir) || !strings.HasPrefix(filepath.Base(pod.NetNSPath), "runlet-") {
+			return Attachment{}, fmt.Errorf("%s is not a path of the pod network's", pod.NetNSPath)
+		}
+		id = filepath.Base(pod.NetNSPath)
+	}
 	rec := record{ID: id, Network: list.Name, NetNS: m.cfg.netnsPath(id), Pod: pod, Created: time.Now()}
 	if err := m.ports.hold(id, pod); err != nil {
 		return Attachment{}, err
@@ -110,6 +119,9 @@ func (m *Manager) Setup(ctx context.Context, pod Pod) (Attachment, error) {
 	}
 	return Attachment{NetNS: rec.NetNS, IPs: ips}, nil
 }
+
+// NewNetNSPath is a path no attachment has, for Pod.NetNSPath.
+func (m *Manager) NewNetNSPath() string { return m.cfg.netnsPath(newAttachmentID()) }
 
 // pin pins a new network namespace at path, or source's where given.
 func pin(path, source string) error {

@@ -44,6 +44,11 @@ type Options struct {
 	ExitDir string
 	// Observe, if set, is told the duration of every request to podman.
 	Observe libpod.Observer
+	// UserNSDir holds the idmapped mounts of containers in a user namespace
+	// of their pod's, which the pod's root, an unprivileged user on the
+	// host, must reach by path: a directory every user can search. Default
+	// DefaultUserNSDir.
+	UserNSDir string
 	// Logf receives start-up decisions and service restarts; nil discards.
 	Logf func(format string, args ...any)
 }
@@ -75,7 +80,10 @@ type Backend struct {
 	// yet to that pod: its start starts the infra, whose cgroup then tells
 	// the container's.
 	infraPending map[string]infraOf
-	images       imageCache // image → its ENV, for containers' environments
+	// idmapped are the clones of containers of pods in user namespaces of
+	// their own, by container ID (by directory until it is created).
+	idmapped map[string]idmapped
+	images   imageCache // image → its ENV, for containers' environments
 }
 
 var _ runtime.Runtime = (*Backend)(nil)
@@ -87,6 +95,9 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 60 * time.Second
+	}
+	if opts.UserNSDir == "" {
+		opts.UserNSDir = DefaultUserNSDir
 	}
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}

@@ -282,6 +282,32 @@ func TestHostNetworkSandboxSharesUTS(t *testing.T) {
 	}
 }
 
+// A pod with a user namespace of its own is a pod with ID mappings, a
+// private user namespace (podman's infra default would win otherwise) and
+// a network namespace its infra makes and shares, at a path the labels
+// keep; its containers join that one, not the path.
+func TestUserNamespaceSandboxSpec(t *testing.T) {
+	one := []runtime.IDMapping{{ContainerID: 0, HostID: 131072, Length: 65536}}
+	cfg := runtime.SandboxConfig{PodUID: "u", Namespace: "ns", Name: "p", NetNS: "/run/netns/runlet-1",
+		UserNS: &runtime.UserNamespace{UIDs: one, GIDs: one}}
+	spec := podSpec(cfg)
+	want := []libpod.IDMap{{ContainerID: 0, HostID: 131072, Size: 65536}}
+	if m := spec.IDMappings; m == nil || !reflect.DeepEqual(m.UIDMap, want) || !reflect.DeepEqual(m.GIDMap, want) || m.HostUIDMapping {
+		t.Errorf("idmappings %+v; want %v for users and groups", spec.IDMappings, want)
+	}
+	if spec.UserNS == nil || spec.UserNS.NSMode != "private" || spec.NetNS == nil || spec.NetNS.NSMode != "none" ||
+		!slices.Contains(spec.SharedNamespaces, "net") {
+		t.Errorf("userns %+v netns %+v shared %v; want private, the infra's own, shared", spec.UserNS, spec.NetNS, spec.SharedNamespaces)
+	}
+	if spec.Labels[labelUserNS] != "true" || spec.Labels[labelNetNS] != cfg.NetNS {
+		t.Errorf("labels %v; want the user namespace marked and the netns path kept", spec.Labels)
+	}
+	b := &Backend{}
+	if c := b.containerSpec("pod", spec.Labels, runtime.ContainerConfig{Name: "c", Image: "i"}); c.NetNS != nil {
+		t.Errorf("container netns %+v; want the pod's shared one", c.NetNS)
+	}
+}
+
 // TestUpdateContainerBody pins what podman update is sent: every limit
 // stated, so that one the pod no longer asks for is lifted (-1).
 func TestUpdateContainerBody(t *testing.T) {

@@ -51,8 +51,9 @@ func (b *Backend) containerSpec(podID string, podLabels map[string]string, cfg r
 		s := uint((cfg.StopTimeout + time.Second - 1) / time.Second)
 		spec.StopTimeout = &s
 	}
-	if netns := podLabels[labelNetNS]; netns != "" {
-		// podman pods cannot join a namespace by path: each container does.
+	if netns := podLabels[labelNetNS]; netns != "" && podLabels[labelUserNS] == "" {
+		// podman pods cannot join a namespace by path: each container does
+		// (but in a pod's own user namespace, the pod's infra made it).
 		spec.NetNS = &libpod.Namespace{NSMode: "path", Value: netns}
 	}
 	spec.ResourceLimits = cgroups.Resources(cfg.Resources, b.cg, true)
@@ -126,7 +127,23 @@ func (b *Backend) CreateContainer(ctx context.Context, sandboxID string, cfg run
 	if err != nil {
 		return "", err
 	}
+	mounts, idmappedDir, err := b.idmappedMounts(ctx, meta, cfg.Mounts)
+	if err != nil {
+		return "", err
+	}
+	cfg.Mounts = mounts
+	id, err := b.createContainer(ctx, sandboxID, meta, cfg)
+	if err != nil {
+		b.releaseIDMapped(idmappedDir)
+		return "", err
+	}
+	b.keyIDMapped(idmappedDir, id)
+	return id, nil
+}
+
+func (b *Backend) createContainer(ctx context.Context, sandboxID string, meta sandboxMeta, cfg runtime.ContainerConfig) (string, error) {
 	spec := b.containerSpec(sandboxID, meta.labels, cfg)
+	var err error
 	if spec.ImageVolumes, err = b.imageVolumes(cfg.Mounts); err != nil {
 		return "", err
 	}
@@ -173,6 +190,7 @@ func (b *Backend) learnCgroup(id, sandboxID string, meta sandboxMeta) {
 
 // StartContainer starts a created container.
 func (b *Backend) StartContainer(ctx context.Context, id string) error {
+	defer b.releaseIDMapped(id)
 	b.mu.Lock()
 	of, pending := b.infraPending[id]
 	b.mu.Unlock()
@@ -223,6 +241,7 @@ func (b *Backend) UpdateContainerResources(ctx context.Context, id string, r run
 
 // RemoveContainer force-removes a container; a missing one is not an error.
 func (b *Backend) RemoveContainer(ctx context.Context, id string) error {
+	b.releaseIDMapped(id)
 	err := b.client.RemoveContainer(ctx, id)
 	if errors.Is(err, runtime.ErrNotFound) {
 		err = nil

@@ -6,7 +6,9 @@
 // shared ipc and uts namespaces, and the net namespace when the pod is on
 // podman's own network; in a network namespace runlet's pod network made,
 // each container joins that namespace by path (podman refuses a pod in a
-// namespace given by path). Restarts, probes and grace periods stay
+// namespace given by path). A pod with a user namespace of its own is a
+// podman pod with ID mappings whose infra makes the network namespace too,
+// which its containers share (userns.go). Restarts, probes and grace periods stay
 // in runlet: containers are created with restart_policy "no", and pods are
 // removed with timeout=0 once runlet has stopped them with grace.
 //

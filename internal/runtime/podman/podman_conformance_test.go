@@ -16,10 +16,15 @@ import (
 // instances are backends for their owners on that service.
 func TestConformance(t *testing.T) {
 	svc := realBackend(t)
+	userns, err := os.MkdirTemp("/run", "rl-podman-userns-") // in /run, as the default is
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(userns) })
 	runtimetest.Run(t, func(t *testing.T, owner string) runtime.Runtime {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		b, err := New(ctx, Options{Socket: svc.Client().Socket(), Owner: owner, Logf: t.Logf})
+		b, err := New(ctx, Options{Socket: svc.Client().Socket(), Owner: owner, UserNSDir: userns, Logf: t.Logf})
 		if err != nil {
 			t.Fatalf("New on the service's socket: %v", err)
 		}

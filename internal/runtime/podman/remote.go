@@ -25,6 +25,7 @@ func (b *Backend) Capabilities() runtime.Capabilities {
 		PortForward:    true,
 		OwnNetwork:     true,
 		HostFiles:      !b.remote,
+		UserNamespaces: !b.remote,
 		ParallelStarts: parallelPodStarts,
 		Limitations:    b.remoteLimitations(),
 	}

@@ -65,6 +65,9 @@ func sandboxLabels(cfg runtime.SandboxConfig) map[string]string {
 		l[labelNetNS] = cfg.NetNS
 		l[labelIPs] = strings.Join(cfg.IPs, ",")
 	}
+	if cfg.UserNS != nil {
+		l[labelUserNS] = "true"
+	}
 	return l
 }
 
@@ -73,6 +76,9 @@ func sandboxLabels(cfg runtime.SandboxConfig) map[string]string {
 func sandboxIPs(labels map[string]string, ic libpod.InspectContainer) []string {
 	if v := labels[labelIPs]; labels[labelNetNS] != "" && v != "" {
 		return strings.Split(v, ",")
+	}
+	if ips := userNSAddresses(labels); len(ips) > 0 {
+		return ips
 	}
 	return containerIPs(ic)
 }
@@ -86,11 +92,18 @@ func podSpec(cfg runtime.SandboxConfig) libpod.PodSpec {
 		Labels:           sandboxLabels(cfg),
 		SharedNamespaces: []string{"net", "ipc", "uts"},
 	}
+	if cfg.UserNS != nil {
+		spec.IDMappings, spec.UserNS = podIDMappings(cfg.UserNS), &libpod.Namespace{NSMode: "private"}
+	}
 	switch {
 	case cfg.HostNetwork:
 		// The host's network comes with the host's name, as on the kubelet.
 		spec.NetNS = &libpod.Namespace{NSMode: "host"}
 		spec.UtsNS = &libpod.Namespace{NSMode: "host"}
+	case cfg.NetNS != "" && cfg.UserNS != nil:
+		// The infra makes the network namespace, in the pod's user
+		// namespace, and its containers share it; the core wires it.
+		spec.NetNS = &libpod.Namespace{NSMode: "none"}
 	case cfg.NetNS != "":
 		// podman 4 and 5 refuse a pod in a namespace given by path: the
 		// pod shares none, and each container joins cfg.NetNS (see
@@ -125,7 +138,14 @@ func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) 
 	if err != nil {
 		return runtime.Sandbox{}, wrapf(err, "creating pod %s", spec.Name)
 	}
-	if cfg.NetNS == "" {
+	var userNSIPs []string
+	switch {
+	case cfg.UserNS != nil && cfg.AttachNetwork != nil:
+		if userNSIPs, err = b.startUserNSPod(ctx, id, spec.InfraName, cfg); err != nil {
+			_ = b.client.RemovePod(context.WithoutCancel(ctx), id)
+			return runtime.Sandbox{}, wrapf(err, "starting pod %s", spec.Name)
+		}
+	case cfg.NetNS == "":
 		if err := b.client.StartPod(ctx, id); err != nil {
 			_ = b.client.RemovePod(context.WithoutCancel(ctx), id)
 			return runtime.Sandbox{}, wrapf(infraHint(err), "starting pod %s", spec.Name)
@@ -134,6 +154,9 @@ func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) 
 	meta, err := b.sandboxMeta(ctx, id, spec.InfraName)
 	if err != nil {
 		return runtime.Sandbox{}, err
+	}
+	if len(userNSIPs) > 0 {
+		meta.ips = userNSIPs
 	}
 	return runtime.Sandbox{
 		ID: id, PodUID: cfg.PodUID, Namespace: cfg.Namespace, Name: cfg.Name,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/cgroups"
+	"github.com/runlet/runlet/internal/runtime/idmap"
 	"github.com/runlet/runlet/internal/runtime/runc/imagestore"
 	"github.com/runlet/runlet/internal/runtime/runc/ocispec"
 )
@@ -65,7 +66,7 @@ func (b *Backend) createContainer(ctx context.Context, sb *sandboxRecord, rec *c
 			return err
 		}
 		defer userns.Close()
-		if rec.MountDir, err = b.openMountDir(rec.ID); err != nil {
+		if rec.MountDir, err = idmap.OpenDir(b.opts.RunDir, rec.ID); err != nil {
 			return err
 		}
 		if cfg, pod.Shm, err = b.userNSMounts(rec, sb, userns); err != nil {
@@ -255,13 +256,13 @@ func (b *Backend) RemoveContainer(ctx context.Context, id string) error {
 // removeBundle unmounts and removes what the container had on disk.
 func (b *Backend) removeBundle(rec *containerRecord) error {
 	bundle := b.bundle(rec.ID)
-	for _, m := range append(append(rec.ImageMounts, rec.IDMapped...), b.rootfs(rec)) {
+	for _, m := range append(rec.ImageMounts, b.rootfs(rec)) {
 		if err := unmount(m); err != nil {
 			return err
 		}
 	}
 	if rec.MountDir != "" {
-		if err := removeMountPoints(rec.MountDir, 2); err != nil {
+		if err := idmap.Unmount(rec.MountDir, rec.IDMapped); err != nil {
 			return err
 		}
 	}

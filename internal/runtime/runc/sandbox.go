@@ -57,7 +57,10 @@ func (b *Backend) setUpSandbox(ctx context.Context, rec *sandboxRecord, dir stri
 			return fmt.Errorf("mounting the pod's /dev/shm: %w", err)
 		}
 	}
-	ns := pause.Namespaces{Net: cfg.NetNS == "" && !cfg.HostNetwork, IPC: !cfg.HostIPC, UTS: !cfg.HostNetwork, PID: !cfg.HostPID}
+	// A pod in a user namespace of its own makes its network namespace in
+	// it, which the core then wires (cfg.NetNS is only where it will be).
+	ownNet := (cfg.NetNS == "" || cfg.UserNS != nil) && !cfg.HostNetwork
+	ns := pause.Namespaces{Net: ownNet, IPC: !cfg.HostIPC, UTS: !cfg.HostNetwork, PID: !cfg.HostPID}
 	hostname := cfg.Hostname
 	if !ns.UTS {
 		hostname = ""

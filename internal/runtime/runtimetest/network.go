@@ -42,6 +42,7 @@ func (n *podNetwork) attach(t *testing.T, cfg *runtime.SandboxConfig) {
 func (n *podNetwork) attachLater(t *testing.T, cfg *runtime.SandboxConfig) {
 	n.ensureDir(t)
 	path := filepath.Join(n.dir, cfg.PodUID)
+	cfg.NetNS = path // where it will be, as the core says
 	cfg.AttachNetwork = func(_ context.Context, source string) (string, []string, error) {
 		if err := netns.PinFrom(source, path); err != nil {
 			return "", nil, err

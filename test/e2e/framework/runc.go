@@ -83,6 +83,22 @@ func removeRuncLeftovers(root string) (n int) {
 	return n
 }
 
+// runcMountDirs are the mount directories the runc backend's container
+// records under root name (containers of pods with hostUsers: false).
+func runcMountDirs(root string) []string {
+	records, _ := filepath.Glob(filepath.Join(root, "runc", "c", "*", "container.json"))
+	var dirs []string
+	for _, f := range records {
+		var rec struct {
+			MountDir string `json:"mountDir"`
+		}
+		if data, err := os.ReadFile(f); err == nil && json.Unmarshal(data, &rec) == nil && rec.MountDir != "" {
+			dirs = append(dirs, rec.MountDir)
+		}
+	}
+	return dirs
+}
+
 // pausePID reads the pause process's PID from a sandbox record, if that
 // process is still a pause process.
 func pausePID(record string) int {

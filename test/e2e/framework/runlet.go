@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -507,9 +508,13 @@ func (r *Runlet) unmountLeftovers() {
 	if err != nil {
 		return
 	}
+	// The runc backend mounts the containers of pods with hostUsers: false
+	// in directories of theirs outside the root (their records name them).
+	dirs := append([]string{r.RootDir}, runcMountDirs(r.RootDir)...)
 	var points []string
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], r.RootDir+"/") {
+		f := strings.Fields(line)
+		if len(f) > 1 && slices.ContainsFunc(dirs, func(d string) bool { return strings.HasPrefix(f[1], d+"/") }) {
 			points = append(points, f[1])
 		}
 	}
@@ -518,6 +523,9 @@ func (r *Runlet) unmountLeftovers() {
 		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil {
 			r.t.Logf("unmount %s: %v", p, err)
 		}
+	}
+	for _, d := range dirs[1:] {
+		_ = os.RemoveAll(d)
 	}
 }
 

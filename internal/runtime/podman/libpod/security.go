@@ -28,4 +28,25 @@ type SecuritySpec struct {
 type PodSecuritySpec struct {
 	Sysctl         map[string]string     `json:"sysctl,omitempty"`
 	ResourceLimits *specs.LinuxResources `json:"resource_limits,omitempty"`
+	// IDMappings give the pod a user namespace of its own, which its infra
+	// container makes and its containers join; UserNS must then be
+	// private, or the infra's defaults (the host's) win over them.
+	IDMappings *IDMappings `json:"idmappings,omitempty"`
+	UserNS     *Namespace  `json:"userns,omitempty"`
+}
+
+// IDMappings are containers/storage's IDMappingOptions (field names as Go
+// spells them: the type has no JSON tags).
+type IDMappings struct {
+	HostUIDMapping bool    `json:"HostUIDMapping"`
+	HostGIDMapping bool    `json:"HostGIDMapping"`
+	UIDMap         []IDMap `json:"UIDMap"`
+	GIDMap         []IDMap `json:"GIDMap"`
+}
+
+// IDMap is one range of an ID mapping.
+type IDMap struct {
+	ContainerID int `json:"container_id"`
+	HostID      int `json:"host_id"`
+	Size        int `json:"size"`
 }
