@@ -306,6 +306,14 @@ func TestUserNamespaceSandboxSpec(t *testing.T) {
 	if c := b.containerSpec("pod", spec.Labels, runtime.ContainerConfig{Name: "c", Image: "i"}); c.NetNS != nil {
 		t.Errorf("container netns %+v; want the pod's shared one", c.NetNS)
 	}
+	// Its infra runs before the network is attached: only created, the
+	// sandbox is not ready yet, unlike a pod in the core's namespace.
+	if sandboxReady("created", spec.Labels) || !sandboxReady("running", spec.Labels) {
+		t.Error("a user namespace pod's sandbox: ready while its infra is only created, or not while it runs")
+	}
+	if !sandboxReady("created", map[string]string{labelNetNS: cfg.NetNS}) {
+		t.Error("a pod in the core's namespace is not ready with its infra created")
+	}
 }
 
 // TestUpdateContainerBody pins what podman update is sent: every limit

@@ -172,7 +172,8 @@ func sandboxReady(infraState string, labels map[string]string) bool {
 	case runtime.ContainerRunning:
 		return true
 	case runtime.ContainerCreated:
-		return labels[labelNetNS] != ""
+		// A pod in a user namespace of its own starts its infra at once.
+		return labels[labelNetNS] != "" && labels[labelUserNS] == ""
 	}
 	return false
 }
@@ -222,9 +223,11 @@ func (b *Backend) inspectSandbox(ctx context.Context, id, infra string) (sandbox
 		return sandboxMeta{}, wrapf(err, "inspecting infra container of pod %s", id)
 	}
 	m := sandboxMeta{created: ic.Created, labels: ic.Config.Labels, infraID: ic.ID, ips: sandboxIPs(ic.Config.Labels, ic), infraCgroup: ic.State.CgroupPath}
-	if !ic.State.Running && ic.Config.Labels[labelNetNS] == "" {
+	if !ic.State.Running && ic.Config.Labels[labelNetNS] == "" ||
+		ic.Config.Labels[labelUserNS] != "" && len(m.ips) == 0 {
 		// On podman's network the namespace and IP appear only when the
-		// infra runs: do not cache yet.
+		// infra runs, and in a pod's own user namespace once the core's
+		// network is attached: do not cache yet.
 		return m, nil
 	}
 	b.mu.Lock()
