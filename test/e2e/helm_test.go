@@ -47,6 +47,7 @@ func TestHelmInstall(t *testing.T) {
 	web := deployOnto(t, ns, "web", relB)
 	// 6. kubectl logs and exec through node B; no CA given by hand
 	checkLogsAndExec(t, ns, web, relB)
+	checkUserNamespacePod(t, ns, relB)
 
 	// 7. a second release beside the first: its own node, ports and state, nothing shared
 	relC := releaseBeside(t, "c", relB)
@@ -208,6 +209,31 @@ func checkRunletPod(t *testing.T, ns, release, nodeA string) {
 
 // deployOnto creates a one-replica Deployment that lands on node through kubernetes.io/hostname and the
 // toleration, with the default grace period, and returns its Running pod's name.
+// checkUserNamespacePod runs a pod with hostUsers: false on node: runlet in
+// its pod attaches the idmapped mounts where the host's podman finds them.
+func checkUserNamespacePod(t *testing.T, ns, node string) {
+	t.Helper()
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "userns", Namespace: ns},
+		Spec: v1.PodSpec{
+			NodeSelector:  map[string]string{"kubernetes.io/hostname": node},
+			Tolerations:   []v1.Toleration{framework.Toleration()},
+			HostUsers:     ptr.To(false),
+			RestartPolicy: v1.RestartPolicyNever,
+			Containers: []v1.Container{framework.Busybox("main", "sh", "-c",
+				"cat /proc/self/uid_map; stat -c %u:%g /var/run/secrets/kubernetes.io/serviceaccount/token")},
+		},
+	}
+	framework.CreatePod(t, pod)
+	p := framework.WaitForPod(t, ns, pod.Name, 2*time.Minute, func(p *v1.Pod) bool {
+		return p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed
+	})
+	out := framework.Kubectl(t, "logs", "-n", ns, pod.Name)
+	if f := strings.Fields(out); p.Status.Phase != v1.PodSucceeded || len(f) != 4 || f[0] != "0" || f[2] != "65536" || f[3] != "0:0" {
+		t.Errorf("a hostUsers: false pod on %s: %s, %q; want root mapped to a range of 65536, its token root's", node, p.Status.Phase, out)
+	}
+}
+
 func deployOnto(t *testing.T, ns, name, node string) string {
 	t.Helper()
 	c := framework.Get(t)

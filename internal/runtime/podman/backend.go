@@ -117,6 +117,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	go b.supervise()
 	b.watchOOMs()
+	b.shareUserNSDir()
 	return b, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/runtimetest"
+	"golang.org/x/sys/unix"
 )
 
 // TestConformance runs the backend suite against a real podman service that
@@ -20,7 +21,10 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll(userns) })
+	t.Cleanup(func() {
+		_ = unix.Unmount(userns, unix.MNT_DETACH) // the backend made it a shared mount
+		_ = os.RemoveAll(userns)
+	})
 	runtimetest.Run(t, func(t *testing.T, owner string) runtime.Runtime {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

@@ -29,6 +29,20 @@ const labelUserNS = "io.runlet.sandbox.userns"
 // DefaultUserNSDir is Options.UserNSDir's default.
 const DefaultUserNSDir = "/run/runlet/podman"
 
+// shareUserNSDir makes Options.UserNSDir a shared mount, as /run/netns is
+// made one: a runlet in a pod (the chart) mounts it from the host with
+// Bidirectional propagation, which brings the clones it attaches there to
+// the host's podman only from a shared mount (systemd's /run is one; other
+// hosts' may not be).
+func (b *Backend) shareUserNSDir() {
+	if b.remote {
+		return
+	}
+	if err := netns.EnsureSharedDir(b.opts.UserNSDir); err != nil {
+		b.opts.Logf("pods with hostUsers: false: %v", err)
+	}
+}
+
 // podIDMappings are the pod's mappings in libpod's terms.
 func podIDMappings(u *runtime.UserNamespace) *libpod.IDMappings {
 	conv := func(m []runtime.IDMapping) []libpod.IDMap {
