@@ -55,10 +55,10 @@ func (m *Manager) attachNetwork(ctx context.Context, pod *v1.Pod, cfg *runtime.S
 	}
 	if cfg.UserNS != nil {
 		cfg.NetNS = m.network.NewNetNSPath()
-		cfg.AttachNetwork = func(ctx context.Context, source string) (string, []string, error) {
+		cfg.AttachNetwork = func(ctx context.Context, source string) ([]string, error) {
 			p.NetNSSource, p.NetNSPath = source, cfg.NetNS
 			err := m.setUpNetwork(ctx, pod, p, cfg)
-			return cfg.NetNS, cfg.IPs, err
+			return cfg.IPs, err
 		}
 		return nil
 	}

@@ -29,7 +29,7 @@ func (m *Manager) prepareSandbox(pod *v1.Pod, cfg *runtime.SandboxConfig) error 
 // backend has no user namespaces the pod is refused, as the kubelet refuses
 // it on a runtime without them.
 func (m *Manager) podUserNamespace(pod *v1.Pod, cfg *runtime.SandboxConfig) error {
-	if pod.Spec.HostUsers == nil || *pod.Spec.HostUsers {
+	if !ownUserNamespace(pod) {
 		return nil
 	}
 	if !m.caps.UserNamespaces || m.userns == nil {
@@ -41,6 +41,12 @@ func (m *Manager) podUserNamespace(pod *v1.Pod, cfg *runtime.SandboxConfig) erro
 	}
 	cfg.UserNS = ns
 	return nil
+}
+
+// ownUserNamespace reports a pod with hostUsers: false (the default is the
+// host's user namespace).
+func ownUserNamespace(pod *v1.Pod) bool {
+	return pod.Spec.HostUsers != nil && !*pod.Spec.HostUsers
 }
 
 // sandboxSecurity sets the pod-level namespaces and sysctls (names with

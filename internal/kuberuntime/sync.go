@@ -44,7 +44,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 	}
 	sb := ps.Sandbox()
 	if sb == nil || sb.State != runtime.SandboxReady || m.networkGone(sb) {
-		if pod.Spec.HostUsers != nil && !*pod.Spec.HostUsers {
+		if ownUserNamespace(pod) {
 			// Counted as the kubelet counts them: a failure at any step of
 			// the sync that makes the sandbox is the pod's.
 			telemetry.StartedUserNamespacedPods.Inc()

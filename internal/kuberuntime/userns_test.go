@@ -29,7 +29,7 @@ func (b usernsBackend) Capabilities() runtime.Capabilities {
 func (b usernsBackend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) (runtime.Sandbox, error) {
 	if cfg.UserNS != nil && cfg.AttachNetwork != nil {
 		var err error
-		if cfg.NetNS, cfg.IPs, err = cfg.AttachNetwork(ctx, usernsNetNSSource); err != nil {
+		if cfg.IPs, err = cfg.AttachNetwork(ctx, usernsNetNSSource); err != nil {
 			return runtime.Sandbox{}, err
 		}
 	}

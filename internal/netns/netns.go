@@ -24,29 +24,37 @@ import (
 // iproute2's `ip netns add` does. path's directory must be a shared mount
 // (EnsureSharedDir) for other mount namespaces to see it.
 func Pin(path string) error {
+	return pinAt(path, func() error {
+		return onThread(unshare, func() error {
+			return bind(fmt.Sprintf("/proc/%d/task/%d/ns/net", os.Getpid(), unix.Gettid()), path)
+		})
+	})
+}
+
+// PinFrom pins the network namespace at source (/proc/<pid>/ns/net of the
+// process that made it) at path, as Pin pins a new one.
+func PinFrom(source, path string) error {
+	return pinAt(path, func() error { return bind(source, path) })
+}
+
+// pinAt makes the mount point path and pins there; on error nothing is
+// left behind.
+func pinAt(path string, pin func() error) error {
 	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if err != nil {
 		return fmt.Errorf("creating the netns mount point: %w", err)
 	}
 	f.Close()
-	if err := onThread(unshare, func() error { return pinThread(path) }); err != nil {
+	if err := pin(); err != nil {
 		_ = os.Remove(path)
 		return err
 	}
 	return nil
 }
 
-// PinFrom pins the network namespace at source (/proc/<pid>/ns/net of the
-// process that made it) at path, as Pin pins a new one.
-func PinFrom(source, path string) error {
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o444)
-	if err != nil {
-		return fmt.Errorf("creating the netns mount point: %w", err)
-	}
-	f.Close()
+func bind(source, path string) error {
 	if err := unix.Mount(source, path, "none", unix.MS_BIND, ""); err != nil {
-		_ = os.Remove(path)
-		return fmt.Errorf("pinning the netns %s at %s: %w", source, path, err)
+		return fmt.Errorf("pinning the netns at %s: %w", path, err)
 	}
 	return nil
 }
@@ -54,14 +62,6 @@ func PinFrom(source, path string) error {
 func unshare() error {
 	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 		return fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
-	}
-	return nil
-}
-
-func pinThread(path string) error {
-	self := fmt.Sprintf("/proc/%d/task/%d/ns/net", os.Getpid(), unix.Gettid())
-	if err := unix.Mount(self, path, "none", unix.MS_BIND, ""); err != nil {
-		return fmt.Errorf("pinning the netns at %s: %w", path, err)
 	}
 	return nil
 }

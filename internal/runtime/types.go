@@ -65,11 +65,11 @@ type SandboxConfig struct {
 	// namespace the backend made inside the pod's user namespace (a
 	// namespace can only be joined from the user namespace that owns it,
 	// so the core cannot make it first): the backend calls it with that
-	// namespace's path before CreateSandbox returns, and reports the pinned
-	// path and addresses it returns as NetNS and IPs. NetNS is that path
-	// already, before the namespace exists, for a backend that must record
-	// it at creation. A failure fails the sandbox.
-	AttachNetwork func(ctx context.Context, netns string) (pinned string, ips []string, err error) `json:"-"`
+	// namespace's path before CreateSandbox returns, and reports the
+	// addresses it returns as IPs. NetNS is where the core pins that
+	// namespace, set before it exists, for a backend that must record it at
+	// creation. A failure fails the sandbox.
+	AttachNetwork func(ctx context.Context, netns string) (ips []string, err error) `json:"-"`
 }
 
 // UserNamespace is a pod's user namespace: its ID mappings, one each for

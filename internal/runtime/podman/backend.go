@@ -80,8 +80,8 @@ type Backend struct {
 	// yet to that pod: its start starts the infra, whose cgroup then tells
 	// the container's.
 	infraPending map[string]infraOf
-	// idmapped are the clones of containers of pods in user namespaces of
-	// their own, by container ID (by directory until it is created).
+	// idmapped are the clones of created containers of pods in user
+	// namespaces of their own, by container ID, until they start.
 	idmapped map[string]idmapped
 	images   imageCache // image → its ENV, for containers' environments
 }

@@ -127,17 +127,17 @@ func (b *Backend) CreateContainer(ctx context.Context, sandboxID string, cfg run
 	if err != nil {
 		return "", err
 	}
-	mounts, idmappedDir, err := b.idmappedMounts(ctx, meta, cfg.Mounts)
+	mounts, clones, err := b.idmappedMounts(ctx, meta, cfg.Mounts)
 	if err != nil {
 		return "", err
 	}
 	cfg.Mounts = mounts
 	id, err := b.createContainer(ctx, sandboxID, meta, cfg)
 	if err != nil {
-		b.releaseIDMapped(idmappedDir)
+		clones.release(b.opts.Logf)
 		return "", err
 	}
-	b.keyIDMapped(idmappedDir, id)
+	b.keepIDMapped(id, clones)
 	return id, nil
 }
 

@@ -68,8 +68,7 @@ func (b *Backend) startUserNSPod(ctx context.Context, id, infra string, cfg runt
 	if ic.State.Pid <= 0 {
 		return nil, fmt.Errorf("the pod's infra container %s does not run", shortID(ic.ID))
 	}
-	_, ips, err := cfg.AttachNetwork(ctx, fmt.Sprintf("/proc/%d/ns/net", ic.State.Pid))
-	return ips, err
+	return cfg.AttachNetwork(ctx, fmt.Sprintf("/proc/%d/ns/net", ic.State.Pid))
 }
 
 // userNSAddresses are the addresses of a pod with a user namespace of its
@@ -88,67 +87,70 @@ func userNSAddresses(labels map[string]string) []string {
 // idmappedMounts gives a container of a pod with a user namespace of its
 // own idmapped clones of its bind mounts, in a new directory below
 // Options.UserNSDir, and returns the mounts to create it with and the
-// directory (empty for other pods).
-func (b *Backend) idmappedMounts(ctx context.Context, meta sandboxMeta, mounts []runtime.Mount) ([]runtime.Mount, string, error) {
+// clones (none for other pods).
+func (b *Backend) idmappedMounts(ctx context.Context, meta sandboxMeta, mounts []runtime.Mount) ([]runtime.Mount, idmapped, error) {
 	if meta.labels[labelUserNS] == "" {
-		return mounts, "", nil
+		return mounts, idmapped{}, nil
 	}
 	ic, err := b.client.InspectContainer(ctx, meta.infraID)
 	if err != nil {
-		return nil, "", wrapf(err, "inspecting the pod's infra container")
+		return nil, idmapped{}, wrapf(err, "inspecting the pod's infra container")
 	}
 	userns, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", ic.State.Pid))
 	if err != nil {
-		return nil, "", fmt.Errorf("opening the pod's user namespace: %w", err)
+		return nil, idmapped{}, fmt.Errorf("opening the pod's user namespace: %w", err)
 	}
 	defer userns.Close()
 	dir, err := idmap.OpenDir(b.opts.UserNSDir, randomName())
 	if err != nil {
-		return nil, "", err
+		return nil, idmapped{}, err
 	}
 	out, made, err := idmap.Mounts(dir, mounts, userns)
+	m := idmapped{dir: dir, clones: made}
 	if err != nil {
-		_ = idmap.Unmount(dir, made)
-		return nil, "", err
+		m.release(b.opts.Logf)
+		return nil, idmapped{}, err
 	}
-	b.mu.Lock()
-	if b.idmapped == nil {
-		b.idmapped = map[string]idmapped{}
-	}
-	b.idmapped[dir] = idmapped{dir: dir, clones: made}
-	b.mu.Unlock()
-	return out, dir, nil
+	return out, m, nil
 }
 
-// idmapped are a container's clones, kept until it has started.
+// idmapped are a container's clones, kept until it has started: runc has
+// bound them into the container by then, or the container will not run.
 type idmapped struct {
 	dir    string
 	clones []string
 }
 
-// releaseIDMapped detaches the clones made under key (a container's ID once
-// created, else its directory): runc has bound them into the container by
-// then, or the container will not run.
-func (b *Backend) releaseIDMapped(key string) {
-	b.mu.Lock()
-	m, ok := b.idmapped[key]
-	delete(b.idmapped, key)
-	b.mu.Unlock()
-	if ok {
-		if err := idmap.Unmount(m.dir, m.clones); err != nil {
-			b.opts.Logf("releasing the idmapped mounts of a container: %v", err)
-		}
+// release detaches the clones and removes their directory.
+func (m idmapped) release(logf func(string, ...any)) {
+	if m.dir == "" {
+		return
+	}
+	if err := idmap.Unmount(m.dir, m.clones); err != nil {
+		logf("releasing the idmapped mounts of a container: %v", err)
 	}
 }
 
-// keyIDMapped files the clones made in dir under the container's ID.
-func (b *Backend) keyIDMapped(dir, id string) {
+// keepIDMapped holds a created container's clones until its start.
+func (b *Backend) keepIDMapped(id string, m idmapped) {
+	if m.dir == "" {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if m, ok := b.idmapped[dir]; ok {
-		delete(b.idmapped, dir)
-		b.idmapped[id] = m
+	if b.idmapped == nil {
+		b.idmapped = map[string]idmapped{}
 	}
+	b.idmapped[id] = m
+}
+
+// releaseIDMapped releases the clones held for a container, if any.
+func (b *Backend) releaseIDMapped(id string) {
+	b.mu.Lock()
+	m := b.idmapped[id]
+	delete(b.idmapped, id)
+	b.mu.Unlock()
+	m.release(b.opts.Logf)
 }
 
 func randomName() string {

@@ -16,7 +16,7 @@
 // network namespace among them, which the core's pod network then wires
 // (SandboxConfig.AttachNetwork). Its containers join it; their root
 // filesystems are overlays of idmapped clones of the layers, and their bind
-// mounts idmapped clones (idmap.go), attached below Options.RunDir, where
+// mounts idmapped clones (package idmap), attached below Options.RunDir, where
 // the pod's root can reach them.
 //
 // Every fact the backend reports is read again from disk and /proc: the

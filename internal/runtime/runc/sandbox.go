@@ -73,7 +73,7 @@ func (b *Backend) setUpSandbox(ctx context.Context, rec *sandboxRecord, dir stri
 	if cfg.UserNS != nil && cfg.AttachNetwork != nil {
 		// The pod network, in the namespace the pause process made inside
 		// the pod's user namespace.
-		if rec.Config.NetNS, rec.Config.IPs, err = cfg.AttachNetwork(ctx, p.NS("net")); err != nil {
+		if rec.Config.IPs, err = cfg.AttachNetwork(ctx, p.NS("net")); err != nil {
 			return err
 		}
 	}

@@ -33,7 +33,7 @@ func (n *podNetwork) attach(t *testing.T, cfg *runtime.SandboxConfig) {
 	if err := netns.Do(path, netns.LoopbackUp); err != nil {
 		t.Fatalf("pod network namespace: loopback: %v", err)
 	}
-	cfg.NetNS, cfg.IPs = path, []string{fmt.Sprintf("192.0.2.%d", len(n.pins)%250+1)}
+	cfg.NetNS, cfg.IPs = path, n.address()
 }
 
 // attachLater gives cfg, which has a user namespace, the core's
@@ -43,13 +43,18 @@ func (n *podNetwork) attachLater(t *testing.T, cfg *runtime.SandboxConfig) {
 	n.ensureDir(t)
 	path := filepath.Join(n.dir, cfg.PodUID)
 	cfg.NetNS = path // where it will be, as the core says
-	cfg.AttachNetwork = func(_ context.Context, source string) (string, []string, error) {
+	cfg.AttachNetwork = func(_ context.Context, source string) ([]string, error) {
 		if err := netns.PinFrom(source, path); err != nil {
-			return "", nil, err
+			return nil, err
 		}
 		n.pins = append(n.pins, path)
-		return path, []string{fmt.Sprintf("192.0.2.%d", len(n.pins)%250+1)}, nil
+		return n.address(), nil
 	}
+}
+
+// address is the newest pin's address, from the documentation range.
+func (n *podNetwork) address() []string {
+	return []string{fmt.Sprintf("192.0.2.%d", len(n.pins)%250+1)}
 }
 
 func (n *podNetwork) ensureDir(t *testing.T) {
