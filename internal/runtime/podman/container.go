@@ -242,7 +242,7 @@ func (b *Backend) UpdateContainerResources(ctx context.Context, id string, r run
 // RemoveContainer force-removes a container; a missing one is not an error.
 func (b *Backend) RemoveContainer(ctx context.Context, id string) error {
 	b.releaseIDMapped(id)
-	err := b.client.RemoveContainer(ctx, id)
+	err := retryBusy(ctx, func() error { return b.client.RemoveContainer(ctx, id) })
 	if errors.Is(err, runtime.ErrNotFound) {
 		err = nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/runlet/runlet/internal/netns"
 	"github.com/runlet/runlet/internal/runtime"
+	"golang.org/x/sys/unix"
 )
 
 // A pod in the core's network namespace makes no start call of its own: its
@@ -96,6 +97,8 @@ func pinnedNetns(t *testing.T) string {
 	if err := netns.EnsureSharedDir(dir); err != nil {
 		t.Fatal(err)
 	}
+	// Before the temporary directory goes: a mount would keep it.
+	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
 	path := filepath.Join(dir, "pod")
 	if err := netns.Pin(path); err != nil {
 		t.Fatal(err)

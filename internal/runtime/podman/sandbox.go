@@ -265,7 +265,7 @@ func containerIPs(c libpod.InspectContainer) []string {
 // Grace periods are runlet's business (StopContainer) and done by now.
 // Removing a pod that is already gone is not an error.
 func (b *Backend) RemoveSandbox(ctx context.Context, id string) error {
-	err := b.client.RemovePod(ctx, id)
+	err := retryBusy(ctx, func() error { return b.client.RemovePod(ctx, id) })
 	if errors.Is(err, runtime.ErrNotFound) {
 		err = nil
 	}
