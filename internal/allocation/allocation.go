@@ -24,7 +24,13 @@ import (
 // CheckpointFile is the checkpoint's name under --root-dir.
 const CheckpointFile = "allocated_pods_state"
 
-// byContainer are resources by container name.
+// PodLevel is the name the pod's own resources (spec.resources) are kept
+// under, beside its containers': a container's name is a DNS label, never
+// empty.
+const PodLevel = ""
+
+// byContainer are resources by container name, and the pod's own under
+// PodLevel when it sets any.
 type byContainer map[string]v1.ResourceRequirements
 
 type checkpoint struct {
@@ -101,9 +107,9 @@ func (m *Manager) Has(uid types.UID) bool {
 	return ok
 }
 
-// Allocated is the pod with its containers' resources as allocated: the
-// pod itself when they are what its spec says (or it has no allocation),
-// else a copy.
+// Allocated is the pod with its own and its containers' resources as
+// allocated: the pod itself when they are what its spec says (or it has no
+// allocation), else a copy.
 func (m *Manager) Allocated(pod *v1.Pod) *v1.Pod {
 	m.mu.Lock()
 	alloc, ok := m.st.Allocated[pod.UID]
@@ -112,6 +118,10 @@ func (m *Manager) Allocated(pod *v1.Pod) *v1.Pod {
 		return pod
 	}
 	out := pod.DeepCopy()
+	out.Spec.Resources = nil
+	if r, ok := alloc[PodLevel]; ok {
+		out.Spec.Resources = r.DeepCopy()
+	}
 	for _, list := range [][]v1.Container{out.Spec.InitContainers, out.Spec.Containers} {
 		for i := range list {
 			if r, ok := alloc[list[i].Name]; ok {
@@ -132,9 +142,17 @@ func (m *Manager) ResizeRequested(pod *v1.Pod) bool {
 }
 
 // differs reports whether the pod's spec asks for other resources than
-// alloc, container by container (it runs on every status the pod gets).
+// alloc, for the pod and container by container (it runs on every status
+// the pod gets).
 func differs(alloc byContainer, pod *v1.Pod) bool {
 	n := 0
+	if pod.Spec.Resources != nil {
+		r, ok := alloc[PodLevel]
+		if !ok || !apiequality.Semantic.DeepEqual(r, *pod.Spec.Resources) {
+			return true
+		}
+		n++
+	}
 	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range list {
 			r, ok := alloc[list[i].Name]
@@ -147,7 +165,8 @@ func differs(alloc byContainer, pod *v1.Pod) bool {
 	return n != len(alloc)
 }
 
-// Actuated is what was last applied to the pod's container. Only what
+// Actuated is what was last applied to the pod's container (PodLevel: to
+// the pod's cgroup). Only what
 // differs from the allocation is recorded (a resize not yet applied); else
 // the container has its allocation. ok is false for a container without
 // either.
@@ -238,9 +257,13 @@ func (m *Manager) saveLocked() error {
 	return os.Rename(tmp, m.path)
 }
 
-// specResources are the resources the pod's spec asks for, by container.
+// specResources are the resources the pod's spec asks for, by container
+// and for the pod.
 func specResources(pod *v1.Pod) byContainer {
 	out := byContainer{}
+	if pod.Spec.Resources != nil {
+		out[PodLevel] = *pod.Spec.Resources.DeepCopy()
+	}
 	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range list {
 			out[list[i].Name] = *list[i].Resources.DeepCopy()

@@ -105,3 +105,58 @@ func TestResizeConditions(t *testing.T) {
 		t.Error("conditions left after clearing")
 	}
 }
+
+// withPodCPU is pod(cpu) with pod-level resources asking for podCPU.
+func withPodCPU(cpu, podCPU string) *v1.Pod {
+	p := pod(cpu)
+	q := v1.ResourceList{v1.ResourceCPU: resource.MustParse(podCPU)}
+	p.Spec.Resources = &v1.ResourceRequirements{Requests: q, Limits: q}
+	return p
+}
+
+// TestPodLevelResources: the pod's own resources are allocated, resized and
+// actuated as a container's are, and survive a restart.
+func TestPodLevelResources(t *testing.T) {
+	dir := t.TempDir()
+	m, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Admit(withPodCPU("100m", "1")); err != nil {
+		t.Fatal(err)
+	}
+	if m.ResizeRequested(withPodCPU("100m", "1")) {
+		t.Error("the admitted spec is a resize request")
+	}
+	resized := withPodCPU("100m", "2")
+	if !m.ResizeRequested(resized) {
+		t.Fatal("a pod-level change is not a resize request")
+	}
+	if got := m.Allocated(resized).Spec.Resources.Limits[v1.ResourceCPU]; got.String() != "1" {
+		t.Errorf("allocated pod cpu before the resize is accepted = %s, want 1", got.String())
+	}
+	if err := m.SetAllocated(resized); err != nil {
+		t.Fatal(err)
+	}
+	act, ok := m.Actuated("uid", PodLevel)
+	if q := act.Limits[v1.ResourceCPU]; !ok || q.String() != "1" {
+		t.Errorf("actuated pod-level after the allocation moved = %v %v, want the old 1", act, ok)
+	}
+	m2, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m2.Allocated(withPodCPU("100m", "1")).Spec.Resources.Limits[v1.ResourceCPU]; got.String() != "2" {
+		t.Errorf("pod-level allocation after a restart = %s, want the accepted 2", got.String())
+	}
+	if err := m2.SetActuated("uid", PodLevel, *resized.Spec.Resources); err != nil {
+		t.Fatal(err)
+	}
+	if act, _ := m2.Actuated("uid", PodLevel); act.Limits.Cpu().String() != "2" {
+		t.Errorf("actuated pod-level once applied = %v, want 2", act)
+	}
+	dropped := pod("100m")
+	if !m2.ResizeRequested(dropped) || m2.Allocated(dropped).Spec.Resources == nil {
+		t.Error("a spec without the allocated pod-level resources is not told apart from its allocation")
+	}
+}

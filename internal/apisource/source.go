@@ -3,7 +3,8 @@
 // over (through the provider's CreatePod, UpdatePod and DeletePod); the
 // node's pod informer completes them, as the kubelet's source reads its own
 // watch: the pods that ended or were being deleted before runlet started,
-// and the conditions others set on them. Every change goes to podconfig as
+// the conditions others set on them, and resizes of their pod-level
+// resources. Every change goes to podconfig as
 // a snapshot of the whole set.
 package apisource
 
@@ -50,11 +51,12 @@ type Source struct {
 	dirty chan struct{}
 }
 
-// New returns a source that watches cfg.Pods for foreign conditions; Run
+// New returns a source that watches cfg.Pods for what the framework does
+// not hand over (apiHandler); Run
 // must be started to feed podconfig.
 func New(cfg Config) (*Source, error) {
 	s := &Source{cfg: cfg, set: newPodStore(), dirty: make(chan struct{}, 1)}
-	if err := cfg.Pods.AddEventHandler(s.conditionsHandler()); err != nil {
+	if err := cfg.Pods.AddEventHandler(s.apiHandler()); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -13,7 +13,6 @@ import (
 // need more off the node and the apiserver refuses pod updates it cannot
 // carry out (k8s.io/component-helpers/nodedeclaredfeatures). Left out, with
 // what runlet lacks:
-//   - InPlacePodLevelResourcesVerticalScaling: resizing pod-level resources;
 //   - ExtendWebSocketsToKubelet: the kubelet port speaks the websocket
 //     protocols up to v4, the apiserver's proxy needs v5;
 //   - UserNamespacesHostNetworkSupport: user namespaces;
@@ -21,6 +20,7 @@ import (
 //     DRAOptionalNodeOperations, VolumeBindMountOptions: alpha on v1.37, off
 //     on the kubelet too.
 var implemented = ndf.FeatureGateMap{
+	"InPlacePodLevelResourcesVerticalScaling": true, // pod-level resources are resized in place
 	"InPlacePodVerticalScalingInitContainers": true, // running init containers are resized in place
 	"RestartAllContainersOnContainerExits":    true, // a restart rule's RestartAllContainers action
 }

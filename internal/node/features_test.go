@@ -11,13 +11,12 @@ import (
 	ndf "k8s.io/component-helpers/nodedeclaredfeatures/types"
 )
 
-// TestDeclaredFeatures: the node declares what runlet does, so a pod or a
-// pod update that needs the rest is kept off it, as the scheduler and the
-// apiserver's NodeDeclaredFeatureValidator match them, and one that needs
-// only what runlet does gets through.
+// TestDeclaredFeatures: the node declares what runlet does, so that a pod
+// or a pod update that needs it gets through, as the scheduler and the
+// apiserver's NodeDeclaredFeatureValidator match them.
 func TestDeclaredFeatures(t *testing.T) {
 	declared := DeclaredFeatures("v1.37.2-runlet-0.1.0")
-	want := []string{"InPlacePodVerticalScalingInitContainers", "RestartAllContainersOnContainerExits"}
+	want := []string{"InPlacePodLevelResourcesVerticalScaling", "InPlacePodVerticalScalingInitContainers", "RestartAllContainersOnContainerExits"}
 	if !slices.Equal(declared, want) {
 		t.Fatalf("declared %v; want %v", declared, want)
 	}
@@ -32,8 +31,11 @@ func TestDeclaredFeatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, _ := fw.MatchNode(reqs, node); m.IsMatch {
-		t.Error("a resize of pod-level resources matches the node; runlet does not carry it out")
+	if reqs.IsEmpty() {
+		t.Fatal("resizing pod-level resources needs no declared feature; the test no longer checks what it should")
+	}
+	if m, _ := fw.MatchNode(reqs, node); !m.IsMatch {
+		t.Errorf("a resize of pod-level resources is refused: unsatisfied %v", m.UnsatisfiedRequirements)
 	}
 
 	restartAll := v1.PodSpec{Containers: []v1.Container{{Name: "c", RestartPolicyRules: []v1.ContainerRestartRule{{

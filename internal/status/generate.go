@@ -36,6 +36,9 @@ type Input struct {
 	// Actuated, if set, is what was last applied to a running container
 	// (Pod is then the pod with its allocated resources).
 	Actuated func(container string) (v1.ResourceRequirements, bool)
+	// PodInForce, if set, are the pod's resources as its cgroup holds them
+	// (Pod is then the pod with its allocated resources).
+	PodInForce *v1.ResourceRequirements
 	// ResizeConditions are the pod's PodResizePending and
 	// PodResizeInProgress conditions, if any.
 	ResizeConditions []v1.PodCondition
@@ -60,6 +63,7 @@ func Generate(in Input) v1.PodStatus {
 	st.EphemeralContainerStatuses = ephemeralStatuses(in)
 	st.Phase = phase(pod, st.ContainerStatuses, st.InitContainerStatuses, in.Terminal, regularContainerActive(in))
 	capMessages(pod, &st)
+	in.setPodResources(&st)
 	if sb := in.Runtime.Sandbox(); sb != nil && len(sb.IPs) > 0 {
 		st.PodIP = sb.IPs[0]
 		for _, ip := range sb.IPs {

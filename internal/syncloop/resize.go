@@ -106,8 +106,8 @@ func (l *Loop) retryPendingResizes() {
 	}
 }
 
-// trackResize sets PodResizeInProgress while a running container lacks its
-// allocation, and clears it with the kubelet's ResizeCompleted event once
+// trackResize sets PodResizeInProgress while a running container, or the
+// pod's cgroup, lacks its allocation, and clears it with the kubelet's ResizeCompleted event once
 // none does.
 // It reports whether the condition went.
 func (l *Loop) trackResize(pod *v1.Pod, ps *runtime.PodStatus) bool {

@@ -131,6 +131,7 @@ func (l *Loop) setStatus(pod *v1.Pod, ps *runtime.PodStatus, terminal bool) {
 	}
 	if a := l.cfg.Allocation; a != nil {
 		in.Actuated = func(name string) (v1.ResourceRequirements, bool) { return a.Actuated(pod.UID, name) }
+		in.PodInForce = l.cfg.Runtime.PodInForce(in.Pod)
 		in.ResizeConditions = a.Conditions(pod.UID)
 	}
 	st := status.Generate(in)

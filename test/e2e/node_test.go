@@ -10,7 +10,6 @@ import (
 
 	"github.com/runlet/runlet/test/e2e/framework"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -59,7 +58,7 @@ func TestNodeRegistersReady(t *testing.T) {
 	if !hasAddress(n, v1.NodeInternalIP, "127.0.0.1") {
 		t.Errorf("InternalIP 127.0.0.1 missing: %v", n.Status.Addresses)
 	}
-	testUndeclaredFeatureRefused(t, rl.NodeName)
+	testDeclaredFeatures(t, n)
 
 	leases := c.Client.CoordinationV1().Leases("kube-node-lease")
 	first, err := leases.Get(context.Background(), rl.NodeName, metav1.GetOptions{})
@@ -159,28 +158,11 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	}
 }
 
-// testUndeclaredFeatureRefused: the node declares the features runlet
-// implements, and the apiserver refuses a pod update that needs one it
-// does not (a resize of pod-level resources) instead of leaving it to a
-// node that would not carry it out.
-func testUndeclaredFeatureRefused(t *testing.T, node string) {
-	n, err := framework.Get(t).Client.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"InPlacePodVerticalScalingInitContainers", "RestartAllContainersOnContainerExits"}
+// testDeclaredFeatures: the node declares the features runlet implements,
+// which the scheduler and the apiserver match pods and pod updates against.
+func testDeclaredFeatures(t *testing.T, n *v1.Node) {
+	want := []string{"InPlacePodLevelResourcesVerticalScaling", "InPlacePodVerticalScalingInitContainers", "RestartAllContainersOnContainerExits"}
 	if !slices.Equal(n.Status.DeclaredFeatures, want) {
 		t.Errorf("declaredFeatures %v; want %v", n.Status.DeclaredFeatures, want)
-	}
-	ns := framework.Namespace(t)
-	pod := framework.PodFor(node, ns, "plr", framework.Sleeper("main"))
-	pod.Spec.Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")},
-		Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("200m")}}
-	framework.CreatePod(t, pod)
-	p := framework.WaitForPodReady(t, ns, "plr", 90*time.Second)
-	p.Spec.Resources.Limits[v1.ResourceCPU] = resource.MustParse("300m")
-	_, err = framework.Get(t).Client.CoreV1().Pods(ns).UpdateResize(context.Background(), "plr", p, metav1.UpdateOptions{})
-	if err == nil || !strings.Contains(err.Error(), "InPlacePodLevelResourcesVerticalScaling") {
-		t.Errorf("resize of pod-level resources: %v; want it refused for the undeclared InPlacePodLevelResourcesVerticalScaling", err)
 	}
 }

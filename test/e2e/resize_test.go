@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -44,6 +47,7 @@ func TestInPlaceResize(t *testing.T) {
 	}
 
 	testInitContainerResize(t, rl.NodeName, ns)
+	testPodLevelResize(t, rl.NodeName, ns)
 
 	hog := framework.PodFor(rl.NodeName, ns, "hog", framework.Sleeper("c"))
 	hog.Spec.Containers[0].Resources = resources("500m", "500m", "16Mi", "16Mi")
@@ -163,5 +167,110 @@ func expectCgroup(t *testing.T, ns, name, want string) {
 	framework.Eventually(t, 30*time.Second, "cgroup settings "+want, func() (bool, error) {
 		out, err := framework.KubectlE("exec", "-n", ns, name, "--", "cat", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
 		return strings.Join(strings.Fields(out), " ") == want, err
+	})
+}
+
+// testPodLevelResize: a resize of pod-level resources moves the pod's
+// cgroup, and the limits of a container that has none of its own, in place;
+// the pod's status reports its allocated requests and what is in force. A
+// memory limit below what the pod uses is refused with the kubelet's
+// reason, and the pod keeps running until the resize is taken back.
+func testPodLevelResize(t *testing.T, node, ns string) {
+	pod := framework.PodFor(node, ns, "plr", framework.Sleeper("c"))
+	first := resources("100m", "200m", "32Mi", "64Mi")
+	pod.Spec.Resources = &first
+	framework.CreatePod(t, pod)
+	p := framework.WaitForPodReady(t, ns, "plr", 90*time.Second)
+	checkPodStatusResources(t, p, first)
+	id := p.Status.ContainerStatuses[0].ContainerID
+	expectCgroup(t, ns, "plr", "20000 67108864")
+	expectPodCgroup(t, p, "20000 67108864")
+
+	second := resources("150m", "300m", "48Mi", "96Mi")
+	resizePod(t, ns, "plr", second)
+	p = waitResized(t, ns, "plr", 2)
+	checkPodStatusResources(t, p, second)
+	expectCgroup(t, ns, "plr", "30000 100663296")
+	expectPodCgroup(t, p, "30000 100663296")
+	if cs := p.Status.ContainerStatuses[0]; cs.ContainerID != id || cs.RestartCount != 0 {
+		t.Errorf("resized in place: container %s restarts %d; want the same %s, 0", cs.ContainerID, cs.RestartCount, id)
+	}
+	if !hasEvent(t, ns, "plr", "ResizeCompleted", `"generation":2`) {
+		t.Error("no ResizeCompleted event for generation 2")
+	}
+
+	tiny := resources("150m", "300m", "10Ki", "10Ki")
+	resizePod(t, ns, "plr", tiny)
+	framework.WaitForPod(t, ns, "plr", time.Minute, func(p *v1.Pod) bool {
+		c := condition(p, v1.PodResizeInProgress)
+		return c != nil && c.Reason == v1.PodReasonError && strings.Contains(c.Message, "below current usage")
+	})
+	resizePod(t, ns, "plr", second)
+	p = waitResized(t, ns, "plr", 4)
+	checkPodStatusResources(t, p, second)
+	expectPodCgroup(t, p, "30000 100663296")
+	if cs := p.Status.ContainerStatuses[0]; cs.ContainerID != id || cs.RestartCount != 0 {
+		t.Errorf("after a refused resize: container %s restarts %d; want the same %s, 0", cs.ContainerID, cs.RestartCount, id)
+	}
+	framework.DeletePod(t, ns, "plr", nil)
+}
+
+// resizePod sets the pod's own resources through the resize subresource.
+func resizePod(t *testing.T, ns, name string, r v1.ResourceRequirements) {
+	t.Helper()
+	pods := framework.Get(t).Client.CoreV1().Pods(ns)
+	p, err := pods.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Spec.Resources = &r
+	if _, err := pods.UpdateResize(context.Background(), name, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("resize of %s's pod-level resources: %v", name, err)
+	}
+}
+
+func checkPodStatusResources(t *testing.T, p *v1.Pod, want v1.ResourceRequirements) {
+	t.Helper()
+	if r := p.Status.Resources; r == nil || !apiequality.Semantic.DeepEqual(r.Requests, want.Requests) || !apiequality.Semantic.DeepEqual(r.Limits, want.Limits) {
+		t.Errorf("pod status resources %+v, want %+v", r, want)
+	}
+	if !apiequality.Semantic.DeepEqual(p.Status.AllocatedResources, want.Requests) {
+		t.Errorf("pod allocatedResources %v, want %v", p.Status.AllocatedResources, want.Requests)
+	}
+}
+
+// expectPodCgroup compares the CFS quota and memory limit of the pod's
+// cgroup (cgroup v1), the parent of its running container's, on the host.
+func expectPodCgroup(t *testing.T, p *v1.Pod, want string) {
+	t.Helper()
+	var pid int
+	for _, c := range framework.Containers(t, p.UID) {
+		if c.Running {
+			pid = c.PID
+		}
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if pid == 0 || err != nil {
+		t.Fatalf("the cgroups of pod %s's container (pid %d): %v", p.Name, pid, err)
+	}
+	paths := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.SplitN(line, ":", 3); len(f) == 3 {
+			for _, c := range strings.Split(f[1], ",") {
+				paths[c] = path.Dir(f[2])
+			}
+		}
+	}
+	files := []string{path.Join("/sys/fs/cgroup/cpu", paths["cpu"], "cpu.cfs_quota_us"), path.Join("/sys/fs/cgroup/memory", paths["memory"], "memory.limit_in_bytes")}
+	framework.Eventually(t, 30*time.Second, "pod cgroup settings "+want, func() (bool, error) {
+		var got []string
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return false, err
+			}
+			got = append(got, strings.TrimSpace(string(b)))
+		}
+		return strings.Join(got, " ") == want, nil
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 func withConditions(p *v1.Pod, conds ...v1.PodCondition) *v1.Pod {
@@ -37,5 +38,31 @@ func TestForeignConditions(t *testing.T) {
 	h.OnUpdate(pod, withConditions(ppod("a", "other-uid"), gate)) // another pod of that name
 	if got := f.snap()["a"].UID; got != "ua" {
 		t.Fatalf("pod replaced by a namesake: %s", got)
+	}
+}
+
+// TestPodLevelResize: a resize of the pod's own resources, which the
+// framework does not hand over, reaches the pod the source holds, with the
+// generation that made it.
+func TestPodLevelResize(t *testing.T) {
+	pod := ppod("a", "ua")
+	pod.Generation = 1
+	f := newFixture(t, pod)
+	f.s.Add(pod)
+	h := f.api.handlers[0]
+	resized := pod.DeepCopy()
+	resized.Generation = 2
+	resized.Spec.Resources = &v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}}
+	h.OnUpdate(pod, resized)
+	got := f.snap()["a"]
+	if got.Spec.Resources == nil || got.Spec.Resources.Limits.Cpu().String() != "2" || got.Generation != 2 {
+		t.Fatalf("held pod after a pod-level resize: resources %+v generation %d; want the API's, 2", got.Spec.Resources, got.Generation)
+	}
+	stale := resized.DeepCopy()
+	stale.Generation = 1
+	stale.Spec.Resources.Limits[v1.ResourceCPU] = resource.MustParse("3")
+	h.OnUpdate(resized, stale)
+	if got := f.snap()["a"]; got.Generation != 2 {
+		t.Errorf("generation went back to %d", got.Generation)
 	}
 }

@@ -1,0 +1,89 @@
+package apisource
+
+import (
+	"github.com/runlet/runlet/internal/status"
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/tools/cache"
+)
+
+// apiHandler watches the API's pods for what the framework does not hand
+// a provider:
+//   - conditions that others set (readiness gates' conditions,
+//     DisruptionTarget): a changed one reaches podconfig as a status change
+//     (a RECONCILE), so the pod's Ready condition follows its readiness
+//     gates;
+//   - a resize of pod-level resources (spec.resources): virtual-kubelet
+//     compares a pod's containers, not the pod's own resources, and would
+//     drop it.
+func (s *Source) apiHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, newObj any) {
+			old, ok1 := oldObj.(*v1.Pod)
+			cur, ok2 := newObj.(*v1.Pod)
+			if !ok1 || !ok2 {
+				return
+			}
+			if !foreignConditionsEqual(old.Status.Conditions, cur.Status.Conditions) {
+				s.takeConditions(cur)
+			}
+			if !apiequality.Semantic.DeepEqual(old.Spec.Resources, cur.Spec.Resources) {
+				s.takePodResources(cur)
+			}
+		},
+	}
+}
+
+// takePodResources records the API's pod-level resources, and the
+// generation that set them, on the pod the source holds.
+func (s *Source) takePodResources(api *v1.Pod) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.set.pods[api.UID]
+	if !ok || apiequality.Semantic.DeepEqual(cur.Spec.Resources, api.Spec.Resources) {
+		return
+	}
+	next := cur.DeepCopy()
+	next.Spec.Resources = api.Spec.Resources.DeepCopy()
+	next.Generation = max(next.Generation, api.Generation)
+	s.set.pods[api.UID] = next
+	s.markDirty()
+}
+
+// takeConditions records the API's conditions on the pod the source holds.
+func (s *Source) takeConditions(api *v1.Pod) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.set.pods[api.UID]
+	if !ok || foreignConditionsEqual(cur.Status.Conditions, api.Status.Conditions) {
+		return
+	}
+	next := cur.DeepCopy()
+	next.Status.Conditions = api.Status.DeepCopy().Conditions
+	s.set.pods[api.UID] = next
+	s.markDirty()
+}
+
+func foreignConditionsEqual(a, b []v1.PodCondition) bool {
+	fa, fb := foreign(a), foreign(b)
+	if len(fa) != len(fb) {
+		return false
+	}
+	for t, c := range fa {
+		o, ok := fb[t]
+		if !ok || o.Status != c.Status || o.Reason != c.Reason || o.Message != c.Message {
+			return false
+		}
+	}
+	return true
+}
+
+func foreign(conds []v1.PodCondition) map[v1.PodConditionType]v1.PodCondition {
+	out := map[v1.PodConditionType]v1.PodCondition{}
+	for _, c := range conds {
+		if !status.OwnedCondition(c.Type) {
+			out[c.Type] = c
+		}
+	}
+	return out
+}
