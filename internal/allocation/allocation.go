@@ -73,12 +73,18 @@ func New(dir string) (*Manager, error) {
 }
 
 // Admit records a pod's spec as its allocation unless it has one (a pod
-// known before a restart keeps what the node granted it).
+// known before a restart keeps what the node granted it). A checkpoint
+// written before pod-level resources were kept gains the pod's: no node
+// resized them then.
 func (m *Manager) Admit(pod *v1.Pod) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.st.Allocated[pod.UID]; ok {
-		return nil
+	if alloc, ok := m.st.Allocated[pod.UID]; ok {
+		if _, has := alloc[PodLevel]; has || pod.Spec.Resources == nil {
+			return nil
+		}
+		alloc[PodLevel] = *pod.Spec.Resources.DeepCopy()
+		return m.saveLocked()
 	}
 	m.st.Allocated[pod.UID] = specResources(pod)
 	return m.saveLocked()

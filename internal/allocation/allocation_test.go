@@ -160,3 +160,24 @@ func TestPodLevelResources(t *testing.T) {
 		t.Error("a spec without the allocated pod-level resources is not told apart from its allocation")
 	}
 }
+
+// TestCheckpointWithoutPodLevel: a pod allocated before pod-level resources
+// were kept is no resize request when seen again after an upgrade.
+func TestCheckpointWithoutPodLevel(t *testing.T) {
+	dir := t.TempDir()
+	old := `{"allocated":{"uid":{"c":{"requests":{"cpu":"100m"}}}},"actuated":{}}`
+	if err := os.WriteFile(filepath.Join(dir, CheckpointFile), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := withPodCPU("100m", "1")
+	if err := m.Admit(p); err != nil {
+		t.Fatal(err)
+	}
+	if m.ResizeRequested(p) {
+		t.Error("the pod's unchanged pod-level resources are a resize request after an upgrade")
+	}
+}

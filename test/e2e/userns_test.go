@@ -75,7 +75,8 @@ func testOwnRanges(t *testing.T, node, ns string) {
 }
 
 // testUsernsVolumes: configMap, secret, downwardAPI and projected files
-// show as root's group in the pod, and as the fsGroup's where it is set.
+// show as root's group in the pod, and as the fsGroup's where it is set;
+// an image volume's files as the pod's root's.
 func testUsernsVolumes(t *testing.T, node, ns string) {
 	c := framework.Get(t).Client.CoreV1()
 	ctx := context.Background()
@@ -113,5 +114,12 @@ func testUsernsVolumes(t *testing.T, node, ns string) {
 	fs.Spec.SecurityContext = &v1.PodSecurityContext{FSGroup: i64(200)}
 	if _, out := runToEnd(t, fs); out != strings.Repeat("=200\n", 2) {
 		t.Errorf("fsGroup 200: volume files' groups %q; want =200 for each of 2 files", out)
+	}
+	img := usernsPod(node, ns, "userns-image", "stat -c %u:%g /img/bin/busybox")
+	img.Spec.Volumes = []v1.Volume{{Name: "img", VolumeSource: v1.VolumeSource{Image: &v1.ImageVolumeSource{
+		Reference: framework.BusyboxImage, PullPolicy: v1.PullIfNotPresent}}}}
+	img.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "img", MountPath: "/img"}}
+	if p, out := runToEnd(t, img); p.Status.Phase != v1.PodSucceeded || strings.TrimSpace(out) != "0:0" {
+		t.Errorf("image volume: pod %s, owner of its files %q; want 0:0 (the pod's root)\n%s", p.Status.Phase, out, framework.DescribePod(ns, img.Name))
 	}
 }

@@ -6,10 +6,15 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/runlet/runlet/internal/netns"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/idmap"
+	"github.com/runlet/runlet/internal/runtime/overlay"
 	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
@@ -107,11 +112,64 @@ func (b *Backend) idmappedMounts(ctx context.Context, meta sandboxMeta, mounts [
 	}
 	out, made, err := idmap.Mounts(dir, mounts, userns)
 	m := idmapped{dir: dir, clones: made}
+	if err == nil {
+		out, made, err = b.idmappedImages(ctx, dir, out, userns)
+		m.clones = append(m.clones, made...)
+	}
 	if err != nil {
 		m.release(b.opts.Logf)
 		return nil, idmapped{}, err
 	}
 	return out, m, nil
+}
+
+// idmappedImages mounts a container's image volumes itself, below dir/i,
+// and returns its mounts with those as read-only bind mounts: podman 4
+// mounts an image volume from within the pod's user namespace, where the
+// kernel refuses an overlay of root's layers. Each is an overlay of
+// idmapped clones of the image's layers.
+func (b *Backend) idmappedImages(ctx context.Context, dir string, mounts []runtime.Mount, userns *os.File) ([]runtime.Mount, []string, error) {
+	out := slices.Clone(mounts)
+	var made []string
+	for i, m := range out {
+		if m.Image == "" {
+			continue
+		}
+		if m.SubPath != "" && !filepath.IsLocal(m.SubPath) {
+			return out, made, fmt.Errorf("image volume %s: subPath %q leaves the image", m.Image, m.SubPath)
+		}
+		target := filepath.Join(dir, "i", strconv.Itoa(len(made)))
+		if err := b.mountImage(ctx, target, m.Image, userns); err != nil {
+			return out, made, fmt.Errorf("image volume %s at %s: %w", m.Image, m.ContainerPath, err)
+		}
+		made = append(made, target)
+		out[i] = runtime.Mount{HostPath: filepath.Join(target, m.SubPath), ContainerPath: m.ContainerPath, ReadOnly: true}
+	}
+	return out, made, nil
+}
+
+// mountImage mounts the image ref, its layers idmapped as userns maps, at
+// target. The layers' clones go once the overlay holds them.
+func (b *Backend) mountImage(ctx context.Context, target, ref string, userns *os.File) error {
+	img, err := b.client.InspectImage(ctx, ref)
+	if err != nil {
+		return err
+	}
+	d := img.GraphDriver.Data
+	if d.UpperDir == "" {
+		return fmt.Errorf("podman's storage driver gives no layer directories (an overlay driver does)")
+	}
+	var layers []string
+	if d.LowerDir != "" {
+		layers = strings.Split(d.LowerDir, ":")
+		slices.Reverse(layers)
+	}
+	clones, done, err := idmap.Layers(target+".l", append(layers, d.UpperDir), userns)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return overlay.MountImage(target, clones)
 }
 
 // idmapped are a container's clones, kept until it has started: runc has

@@ -8,6 +8,7 @@ import (
 
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/idmap"
+	"github.com/runlet/runlet/internal/runtime/overlay"
 )
 
 // A pod in a user namespace of its own gets its root filesystem and bind
@@ -97,5 +98,5 @@ func mountImageWith(target string, dirs []string, layers layerSource) error {
 		return err
 	}
 	defer done()
-	return mountImage(target, lower)
+	return overlay.MountImage(target, lower)
 }

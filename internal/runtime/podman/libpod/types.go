@@ -190,8 +190,16 @@ type InspectPod struct {
 
 // ImageInspect is the subset of GET /images/{ref}/json runlet reads.
 type ImageInspect struct {
-	ID     string `json:"Id"`
-	Size   int64  `json:"Size"`
+	ID   string `json:"Id"`
+	Size int64  `json:"Size"`
+	// GraphDriver locates the image's layers: overlay's UpperDir is the top
+	// one, LowerDir the others, top first, colon-separated.
+	GraphDriver struct {
+		Data struct {
+			UpperDir string `json:"UpperDir"`
+			LowerDir string `json:"LowerDir"`
+		} `json:"Data"`
+	} `json:"GraphDriver"`
 	Config struct {
 		Env        []string `json:"Env"`
 		Entrypoint []string `json:"Entrypoint"`
