@@ -40,14 +40,17 @@ func inForce(allocated v1.ResourceRequirements, applied *v1.ResourceRequirements
 	return out
 }
 
+// copyQuantity sets what is in force of the container's requests or limits,
+// as the kubelet reads them back: only in a list the container declares, so
+// that a container without limits of its own shows none, not the pod-level
+// ones its cgroup holds.
 func copyQuantity(dst *v1.ResourceList, src v1.ResourceList, name v1.ResourceName) {
-	q, ok := src[name]
-	switch {
-	case ok && *dst == nil:
-		*dst = v1.ResourceList{name: q.DeepCopy()}
-	case ok:
+	if *dst == nil {
+		return
+	}
+	if q, ok := src[name]; ok {
 		(*dst)[name] = q.DeepCopy()
-	case *dst != nil:
+	} else {
 		delete(*dst, name)
 	}
 }
