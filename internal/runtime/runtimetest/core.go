@@ -1,8 +1,10 @@
 package runtimetest
 
 import (
+	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -155,10 +157,10 @@ func (s *suite) testExitCode(t *testing.T) {
 func (s *suite) testStopGrace(t *testing.T) {
 	sb := s.sandbox(t, "stop")
 	// PID 1 ignores SIGTERM: only the SIGKILL after the grace ends it.
-	stubborn := s.container(t, sb, "stubborn", "sh", "-c", `trap "" TERM; while true; do sleep 1; done`)
-	polite := s.container(t, sb, "polite", "sh", "-c", `trap "exit 0" TERM; while true; do sleep 0.1; done`)
-	s.waitState(t, stubborn, runtime.ContainerRunning, 10*time.Second)
-	s.waitState(t, polite, runtime.ContainerRunning, 10*time.Second)
+	stubborn := s.container(t, sb, "stubborn", "sh", "-c", `trap "" TERM; echo trapped; while true; do sleep 1; done`)
+	polite := s.container(t, sb, "polite", "sh", "-c", `trap "exit 0" TERM; echo trapped; while true; do sleep 0.1; done`)
+	s.waitTrapped(t, stubborn)
+	s.waitTrapped(t, polite)
 
 	start := time.Now()
 	if err := s.rt.StopContainer(ctxT(t, time.Minute), polite, 10*time.Second); err != nil {
@@ -191,8 +193,8 @@ func (s *suite) testStopGrace(t *testing.T) {
 // commands, as on the kubelet (its readiness probe must see it go unready).
 func (s *suite) testExecWhileStopping(t *testing.T) {
 	sb := s.sandbox(t, "stopping")
-	id := s.container(t, sb, "slow", "sh", "-c", `trap "rm /tmp/ready; sleep 3; exit 0" TERM; touch /tmp/ready; sleep 3600 & wait`)
-	s.waitState(t, id, runtime.ContainerRunning, 10*time.Second)
+	id := s.container(t, sb, "slow", "sh", "-c", `trap "rm /tmp/ready; sleep 3; exit 0" TERM; touch /tmp/ready; echo trapped; sleep 3600 & wait`)
+	s.waitTrapped(t, id)
 	stopped := make(chan error, 1)
 	go func() { stopped <- s.rt.StopContainer(ctxT(t, time.Minute), id, 30*time.Second) }()
 	ctx := ctxT(t, time.Minute)
@@ -265,4 +267,21 @@ func (s *suite) testRemoveSandbox(t *testing.T) {
 		}
 	}
 	t.Logf("RemoveSandbox with 2 running containers took %v", time.Since(start))
+}
+
+// waitTrapped waits until the container's script says it has set its
+// signal traps: a signal before that meets the shell's default (or, as
+// PID 1, none), and a loaded machine can start a container's process well
+// after the container reads as running.
+func (s *suite) waitTrapped(t *testing.T, id string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		var out bytes.Buffer
+		if err := s.rt.Logs(ctxT(t, 10*time.Second), id, runtime.LogOptions{TailLines: -1}, &out, io.Discard); err == nil && strings.Contains(out.String(), "trapped") {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("container %s did not set its traps within 20s", id)
 }
