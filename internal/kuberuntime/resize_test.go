@@ -19,12 +19,7 @@ func limits(cpu, mem string) v1.ResourceRequirements {
 // restarted instead.
 func TestResizeInPlaceAndByRestart(t *testing.T) {
 	for _, restart := range []bool{false, true} {
-		e := newEnv(t)
-		rec, err := allocation.New(t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.m.resources = rec
+		e, _ := newResizeEnv(t)
 		pod := newPod(v1.RestartPolicyAlways, "c")
 		pod.Spec.Containers[0].Resources = limits("100m", "64Mi")
 		if restart {
@@ -73,12 +68,7 @@ func TestChangedResources(t *testing.T) {
 // A running init container that is no sidecar takes a resize in place too,
 // as on the v1.37 kubelet, and the regular containers still wait for it.
 func TestRunningInitContainerResizedInPlace(t *testing.T) {
-	e := newEnv(t)
-	rec, err := allocation.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.m.resources = rec
+	e, _ := newResizeEnv(t)
 	pod := withInit(newPod(v1.RestartPolicyAlways, "main"), "init")
 	pod.Spec.InitContainers[0].Resources = limits("100m", "64Mi")
 	for range 2 {
@@ -100,12 +90,7 @@ func TestRunningInitContainerResizedInPlace(t *testing.T) {
 // A pod-level resize moves the pod cgroup and, in place, the limits of the
 // containers that inherit the pod's, and is recorded as in force once done.
 func TestPodLevelResizeInPlace(t *testing.T) {
-	e := newEnv(t)
-	rec, err := allocation.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.m.resources = rec
+	e, rec := newResizeEnv(t)
 	pod := newPod(v1.RestartPolicyAlways, "c")
 	pod.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")}}
 	plr := limits("1", "128Mi")
@@ -161,4 +146,16 @@ func (e *env) resizeInPlace(t *testing.T, pod *v1.Pod, before *runtime.Container
 	if e.m.ResizeInProgress(pod, e.status(pod)) {
 		t.Error("still in progress after the resize")
 	}
+}
+
+// newResizeEnv is an env whose manager keeps its resource records.
+func newResizeEnv(t *testing.T) (*env, *allocation.Manager) {
+	t.Helper()
+	e := newEnv(t)
+	rec, err := allocation.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.m.resources = rec
+	return e, rec
 }
