@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/overlay"
 	"golang.org/x/sys/unix"
 )
 
@@ -100,6 +101,19 @@ func Layers(dir string, layers []string, userns *os.File) ([]string, func(), err
 		out = append(out, target)
 	}
 	return out, done, nil
+}
+
+// MountImage mounts an image's layers (base first) read-only at target, as
+// an overlay of idmapped clones of them, mapped as userns maps, for an
+// image volume of a pod in a user namespace of its own. The clones, under
+// target.l, go once the overlay holds them.
+func MountImage(target string, layers []string, userns *os.File) error {
+	clones, done, err := Layers(target+".l", layers, userns)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return overlay.MountImage(target, clones)
 }
 
 // OpenDir makes the directory id below run, which the pod's root, an

@@ -14,7 +14,6 @@ import (
 	"github.com/runlet/runlet/internal/netns"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/idmap"
-	"github.com/runlet/runlet/internal/runtime/overlay"
 	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 )
 
@@ -149,7 +148,7 @@ func (b *Backend) idmappedImages(ctx context.Context, dir string, mounts []runti
 }
 
 // mountImage mounts the image ref, its layers idmapped as userns maps, at
-// target. The layers' clones go once the overlay holds them.
+// target.
 func (b *Backend) mountImage(ctx context.Context, target, ref string, userns *os.File) error {
 	img, err := b.client.InspectImage(ctx, ref)
 	if err != nil {
@@ -164,12 +163,7 @@ func (b *Backend) mountImage(ctx context.Context, target, ref string, userns *os
 		layers = strings.Split(d.LowerDir, ":")
 		slices.Reverse(layers)
 	}
-	clones, done, err := idmap.Layers(target+".l", append(layers, d.UpperDir), userns)
-	if err != nil {
-		return err
-	}
-	defer done()
-	return overlay.MountImage(target, clones)
+	return idmap.MountImage(target, append(layers, d.UpperDir), userns)
 }
 
 // idmapped are a container's clones, kept until it has started: runc has

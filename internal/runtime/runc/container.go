@@ -148,7 +148,7 @@ func (b *Backend) mountImageVolumes(rec *containerRecord, layers layerSource) (m
 		b.images.MarkUsed(m.Image)
 		target := filepath.Join(b.mountDir(rec), "img"+strconv.Itoa(len(roots)))
 		rec.ImageMounts = append(rec.ImageMounts, target)
-		if err := mountImageWith(target, im.LayerDirs, layers); err != nil {
+		if err := layers.mountImage(target, im.LayerDirs); err != nil {
 			return nil, fmt.Errorf("image volume %s: %w", m.Image, err)
 		}
 		roots[m.Image] = target

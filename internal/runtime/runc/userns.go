@@ -63,6 +63,8 @@ type layerSource interface {
 	// prepare returns the layer directories to mount, made under dir if
 	// need be, and what undoes that once they are mounted.
 	prepare(dir string, layers []string) ([]string, func(), error)
+	// mountImage mounts an image volume's layers read-only at target.
+	mountImage(target string, layers []string) error
 	// ownUpper makes the writable layer, owned by the pod's root.
 	ownUpper(dir string) error
 }
@@ -71,6 +73,10 @@ type plainLayers struct{}
 
 func (plainLayers) prepare(_ string, layers []string) ([]string, func(), error) {
 	return layers, func() {}, nil
+}
+
+func (plainLayers) mountImage(target string, layers []string) error {
+	return overlay.MountImage(target, layers)
 }
 
 func (plainLayers) ownUpper(string) error { return nil }
@@ -84,19 +90,13 @@ func (l idmappedLayers) prepare(dir string, layers []string) ([]string, func(), 
 	return idmap.Layers(dir, layers, l.userns)
 }
 
+func (l idmappedLayers) mountImage(target string, layers []string) error {
+	return idmap.MountImage(target, layers, l.userns)
+}
+
 func (l idmappedLayers) ownUpper(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	return chownToPod(dir, l.ns)
-}
-
-// mountImageWith mounts an image volume's layers, as layers gives them.
-func mountImageWith(target string, dirs []string, layers layerSource) error {
-	lower, done, err := layers.prepare(target+".l", dirs)
-	if err != nil {
-		return err
-	}
-	defer done()
-	return overlay.MountImage(target, lower)
 }
