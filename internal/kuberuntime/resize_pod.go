@@ -3,6 +3,7 @@ package kuberuntime
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/runlet/runlet/internal/runtime"
 	v1 "k8s.io/api/core/v1"
@@ -102,9 +103,12 @@ func (m *Manager) PodCgroup(pod *v1.Pod) runtime.Resources {
 }
 
 // withApplied is the pod with its own and each container's resources as
-// last applied.
+// last applied: a view to read, which shares all but its container lists
+// with pod (it is made for every status the pod gets).
 func (m *Manager) withApplied(pod *v1.Pod) *v1.Pod {
-	out := pod.DeepCopy()
+	out := *pod
+	out.Spec.InitContainers = slices.Clone(pod.Spec.InitContainers)
+	out.Spec.Containers = slices.Clone(pod.Spec.Containers)
 	if r, ok := m.resources.Actuated(pod.UID, podLevel); ok {
 		out.Spec.Resources = &r
 	}
@@ -115,7 +119,7 @@ func (m *Manager) withApplied(pod *v1.Pod) *v1.Pod {
 			}
 		}
 	}
-	return out
+	return &out
 }
 
 // widest holds both a and b: the larger shares, and no limit where either

@@ -36,9 +36,10 @@ type Input struct {
 	// Actuated, if set, is what was last applied to a running container
 	// (Pod is then the pod with its allocated resources).
 	Actuated func(container string) (v1.ResourceRequirements, bool)
-	// PodInForce, if set, are the pod's resources as its cgroup holds them
-	// (Pod is then the pod with its allocated resources).
-	PodInForce *v1.ResourceRequirements
+	// PodInForce, if set, reads the pod's resources as its cgroup holds
+	// them (Pod is then the pod with its allocated resources); it is asked
+	// only of a running pod.
+	PodInForce func() *v1.ResourceRequirements
 	// ResizeConditions are the pod's PodResizePending and
 	// PodResizeInProgress conditions, if any.
 	ResizeConditions []v1.PodCondition

@@ -14,7 +14,7 @@ func (in Input) setPodResources(st *v1.PodStatus) {
 	pod := in.Pod
 	st.AllocatedResources = resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	if st.Phase == v1.PodRunning && in.PodInForce != nil {
-		st.Resources = in.PodInForce.DeepCopy()
+		st.Resources = in.PodInForce()
 		return
 	}
 	st.Resources = &v1.ResourceRequirements{}

@@ -17,7 +17,7 @@ func TestPodLevelResources(t *testing.T) {
 	l := v1.ResourceList{v1.ResourceCPU: resource.MustParse("200m"), v1.ResourceMemory: resource.MustParse("64Mi")}
 	pod.Spec.Resources = &v1.ResourceRequirements{Requests: l, Limits: l}
 	inForce := &v1.ResourceRequirements{Requests: l, Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("300m"), v1.ResourceMemory: resource.MustParse("64Mi")}}
-	in := Input{Pod: pod, Runtime: podStatus(running("id1", "c", 0)), RuntimeName: "podman", PodInForce: inForce,
+	in := Input{Pod: pod, Runtime: podStatus(running("id1", "c", 0)), RuntimeName: "podman", PodInForce: func() *v1.ResourceRequirements { return inForce },
 		Actuated: func(string) (v1.ResourceRequirements, bool) { return v1.ResourceRequirements{Limits: l}, true }}
 	st := Generate(in)
 	if !apiequality.Semantic.DeepEqual(st.AllocatedResources, l) {

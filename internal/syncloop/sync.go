@@ -131,7 +131,8 @@ func (l *Loop) setStatus(pod *v1.Pod, ps *runtime.PodStatus, terminal bool) {
 	}
 	if a := l.cfg.Allocation; a != nil {
 		in.Actuated = func(name string) (v1.ResourceRequirements, bool) { return a.Actuated(pod.UID, name) }
-		in.PodInForce = l.cfg.Runtime.PodInForce(in.Pod)
+		allocated := in.Pod
+		in.PodInForce = func() *v1.ResourceRequirements { return l.cfg.Runtime.PodInForce(allocated) }
 		in.ResizeConditions = a.Conditions(pod.UID)
 	}
 	st := status.Generate(in)
