@@ -20,18 +20,16 @@ func (s *suite) testStopSignalLost(t *testing.T) {
 		cmd  []string
 		lost bool
 	}{
-		{"plain", []string{"sleep", "3600"}, true},
-		{"ignoring", []string{"sh", "-c", `trap "" TERM; while true; do sleep 1; done`}, true},
-		{"handling", []string{"sh", "-c", `trap "exit 0" TERM; while true; do sleep 1; done`}, false},
+		{"plain", []string{"sh", "-c", "echo trapped; exec sleep 3600"}, true}, // sleep, no handler
+		{"ignoring", []string{"sh", "-c", `trap "" TERM; echo trapped; while true; do sleep 1; done`}, true},
+		{"handling", []string{"sh", "-c", `trap "exit 0" TERM; echo trapped; while true; do sleep 1; done`}, false},
 	}
 	ids := make([]string, len(cases))
 	for i, c := range cases {
 		ids[i] = s.container(t, sb, c.name, c.cmd...)
 	}
 	for i, c := range cases {
-		s.waitState(t, ids[i], runtime.ContainerRunning, 10*time.Second)
-		// A shell installs its trap just after it starts.
-		time.Sleep(200 * time.Millisecond)
+		s.waitTrapped(t, ids[i])
 		if got := sc.StopSignalLost(ctxT(t, 30*time.Second), ids[i]); got != c.lost {
 			t.Errorf("StopSignalLost(%s) = %v; want %v", c.name, got, c.lost)
 		}
