@@ -37,29 +37,34 @@ func (s *Source) apiHandler() cache.ResourceEventHandler {
 // takePodResources records the API's pod-level resources, and the
 // generation that set them, on the pod the source holds.
 func (s *Source) takePodResources(api *v1.Pod) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur, ok := s.set.pods[api.UID]
-	if !ok || apiequality.Semantic.DeepEqual(cur.Spec.Resources, api.Spec.Resources) {
-		return
-	}
-	next := cur.DeepCopy()
-	next.Spec.Resources = api.Spec.Resources.DeepCopy()
-	next.Generation = max(next.Generation, api.Generation)
-	s.set.pods[api.UID] = next
-	s.markDirty()
+	s.take(api, func(held *v1.Pod) bool {
+		return apiequality.Semantic.DeepEqual(held.Spec.Resources, api.Spec.Resources)
+	}, func(next *v1.Pod) {
+		next.Spec.Resources = api.Spec.Resources.DeepCopy()
+		next.Generation = max(next.Generation, api.Generation)
+	})
 }
 
 // takeConditions records the API's conditions on the pod the source holds.
 func (s *Source) takeConditions(api *v1.Pod) {
+	s.take(api, func(held *v1.Pod) bool {
+		return foreignConditionsEqual(held.Status.Conditions, api.Status.Conditions)
+	}, func(next *v1.Pod) {
+		next.Status.Conditions = api.Status.DeepCopy().Conditions
+	})
+}
+
+// take replaces the pod the source holds under api's UID with a copy that
+// apply changes, unless agrees says the held pod already has what api has.
+func (s *Source) take(api *v1.Pod, agrees func(held *v1.Pod) bool, apply func(next *v1.Pod)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.set.pods[api.UID]
-	if !ok || foreignConditionsEqual(cur.Status.Conditions, api.Status.Conditions) {
+	if !ok || agrees(cur) {
 		return
 	}
 	next := cur.DeepCopy()
-	next.Status.Conditions = api.Status.DeepCopy().Conditions
+	apply(next)
 	s.set.pods[api.UID] = next
 	s.markDirty()
 }
