@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/runlet/runlet/internal/netns/loopback"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -74,7 +76,7 @@ func TestAddressesOfLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = Remove(path) })
-	if err := Do(path, LoopbackUp); err != nil {
+	if err := Do(path, loopback.Up); err != nil {
 		t.Fatal(err)
 	}
 	ips, err := Addresses(path, "lo")

@@ -14,6 +14,7 @@ import (
 	"github.com/containernetworking/cni/pkg/types"
 	types100 "github.com/containernetworking/cni/pkg/types/100"
 	"github.com/runlet/runlet/internal/netns"
+	"github.com/runlet/runlet/internal/netns/loopback"
 )
 
 // ifName is the pod's interface, as every kubelet runtime names it.
@@ -98,7 +99,7 @@ func (m *Manager) Setup(ctx context.Context, pod Pod) (Attachment, error) {
 	res, err := m.cni.AddNetworkList(ctx, list, rt)
 	if err == nil {
 		// What the loopback plugin would do, without a process per pod.
-		if lerr := netns.Do(rec.NetNS, netns.LoopbackUp); lerr != nil {
+		if lerr := netns.Do(rec.NetNS, loopback.Up); lerr != nil {
 			err = fmt.Errorf("bringing up lo: %w", lerr)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/runlet/runlet/internal/netns"
+	"github.com/runlet/runlet/internal/netns/loopback"
 	"github.com/runlet/runlet/internal/runtime"
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +31,7 @@ func (n *podNetwork) attach(t *testing.T, cfg *runtime.SandboxConfig) {
 		t.Fatalf("pod network namespace: %v", err)
 	}
 	n.pins = append(n.pins, path)
-	if err := netns.Do(path, netns.LoopbackUp); err != nil {
+	if err := netns.Do(path, loopback.Up); err != nil {
 		t.Fatalf("pod network namespace: loopback: %v", err)
 	}
 	cfg.NetNS, cfg.IPs = path, n.address()

@@ -6,9 +6,10 @@
 // outlives runlet, in a session of its own, so that a restart of runlet
 // restarts nothing.
 //
-// The binary is re-executed with argv[0] set to Arg0; this package's init
-// takes over such a process before main runs, in runlet and in any test
-// binary that imports the package, as containerd's and moby's reexec do.
+// The binary is re-executed with argv[0] set to pauseproc.Arg0; package
+// pauseproc takes over such a process before main runs, in runlet and in
+// any test binary that imports this package, as containerd's and moby's
+// reexec do.
 package pause
 
 import (
@@ -24,34 +25,13 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/runc/pause/pauseproc"
 	"golang.org/x/sys/unix"
-)
-
-// Arg0 marks a process started as a pod's pause process.
-const Arg0 = "runlet-pause"
-
-// envHostname carries the pod's hostname to the pause process,
-// envLoopback asks it to bring up the loopback of a network namespace of
-// its own, and envReexec to execute itself anew once its starter has moved
-// it into the pod's cgroups.
-const (
-	envHostname = "RUNLET_PAUSE_HOSTNAME"
-	envLoopback = "RUNLET_PAUSE_LOOPBACK"
-	envReexec   = "RUNLET_PAUSE_REEXEC"
 )
 
 // readyTimeout bounds the pause process's start, which on a loaded host
 // is the start of a Go binary.
 const readyTimeout = 10 * time.Second
-
-func init() {
-	if len(os.Args) > 0 && os.Args[0] == Arg0 {
-		if os.Getenv(envReexec) != "" {
-			os.Exit(reexecWhenMoved())
-		}
-		os.Exit(run())
-	}
-}
 
 // Namespaces says which namespaces the pause process makes; the others are
 // the host's (runlet's).
@@ -135,14 +115,14 @@ func Start(cfg Config) (Process, error) {
 func command(cfg Config) *exec.Cmd {
 	ns, hostname := cfg.Namespaces, cfg.Hostname
 	cmd := exec.Command("/proc/self/exe")
-	cmd.Args = []string{Arg0}
+	cmd.Args = []string{pauseproc.Arg0}
 	// One P: fewer threads for the pod's process count.
-	cmd.Env = []string{envHostname + "=" + hostname, "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "GOMAXPROCS=1"}
+	cmd.Env = []string{pauseproc.EnvHostname + "=" + hostname, "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "GOMAXPROCS=1"}
 	if ns.Net {
-		cmd.Env = append(cmd.Env, envLoopback+"=1")
+		cmd.Env = append(cmd.Env, pauseproc.EnvLoopback+"=1")
 	}
 	if len(cfg.CgroupProcs) > 0 {
-		cmd.Env = append(cmd.Env, envReexec+"=1")
+		cmd.Env = append(cmd.Env, pauseproc.EnvReexec+"=1")
 	}
 	cmd.Dir = "/"
 	var flags uintptr

@@ -1,10 +1,13 @@
-package netns
+// Package loopback brings up a network namespace's "lo". It imports only
+// x/sys, so that the pause process (package pauseproc), which runs it
+// before runlet's heavier packages are initialised, stays quick to start.
+package loopback
 
 import "golang.org/x/sys/unix"
 
-// LoopbackUp brings up "lo" in the calling thread's network namespace: a
-// new namespace has it down, and a pod without one cannot reach itself.
-func LoopbackUp() error {
+// Up brings up "lo" in the calling thread's network namespace: a new
+// namespace has it down, and a pod without one cannot reach itself.
+func Up() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err
