@@ -11,7 +11,7 @@ import (
 
 func TestNamespaces(t *testing.T) {
 	own := func(typ specs.LinuxNamespaceType) specs.LinuxNamespace { return specs.LinuxNamespace{Type: typ} }
-	mnt, cg := own(specs.MountNamespace), own(specs.CgroupNamespace)
+	mnt := own(specs.MountNamespace)
 	net := specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: "/run/netns/cni-1"}
 	ipc := specs.LinuxNamespace{Type: specs.IPCNamespace, Path: "/proc/10/ns/ipc"}
 	uts := specs.LinuxNamespace{Type: specs.UTSNamespace, Path: "/proc/10/ns/uts"}
@@ -20,17 +20,19 @@ func TestNamespaces(t *testing.T) {
 		pod  func(*Input)
 		want []specs.LinuxNamespace
 	}{
-		{"the pod's net, ipc, uts; pid of its own", func(*Input) {}, []specs.LinuxNamespace{mnt, cg, net, ipc, uts, own(specs.PIDNamespace)}},
+		{"the pod's net, ipc, uts; pid of its own", func(*Input) {}, []specs.LinuxNamespace{mnt, net, ipc, uts, own(specs.PIDNamespace)}},
 		{"a shared process namespace", func(in *Input) { in.Pod.Config.ShareProcessNamespace = true },
-			[]specs.LinuxNamespace{mnt, cg, net, ipc, uts, {Type: specs.PIDNamespace, Path: "/proc/10/ns/pid"}}},
-		{"host network and its name", func(in *Input) { in.Pod.Config.HostNetwork = true }, []specs.LinuxNamespace{mnt, cg, ipc, own(specs.PIDNamespace)}},
-		{"host IPC", func(in *Input) { in.Pod.Config.HostIPC = true }, []specs.LinuxNamespace{mnt, cg, net, uts, own(specs.PIDNamespace)}},
+			[]specs.LinuxNamespace{mnt, net, ipc, uts, {Type: specs.PIDNamespace, Path: "/proc/10/ns/pid"}}},
+		{"host network and its name", func(in *Input) { in.Pod.Config.HostNetwork = true }, []specs.LinuxNamespace{mnt, ipc, own(specs.PIDNamespace)}},
+		{"host IPC", func(in *Input) { in.Pod.Config.HostIPC = true }, []specs.LinuxNamespace{mnt, net, uts, own(specs.PIDNamespace)}},
 		{"host PID, shared or not", func(in *Input) { in.Pod.Config.HostPID, in.Pod.Config.ShareProcessNamespace = true, true },
-			[]specs.LinuxNamespace{mnt, cg, net, ipc, uts}},
+			[]specs.LinuxNamespace{mnt, net, ipc, uts}},
 		{"host PID and IPC from the container's config", func(in *Input) { in.Container.Security.HostPID, in.Container.Security.HostIPC = true, true },
-			[]specs.LinuxNamespace{mnt, cg, net, uts}},
+			[]specs.LinuxNamespace{mnt, net, uts}},
+		{"a cgroup view of its own on cgroup v2", func(in *Input) { in.Host.Cgroups.V2 = true },
+			[]specs.LinuxNamespace{mnt, own(specs.CgroupNamespace), net, ipc, uts, own(specs.PIDNamespace)}},
 		{"a network namespace given for the pod", func(in *Input) { in.Pod.Net = "/proc/10/ns/net" },
-			[]specs.LinuxNamespace{mnt, cg, {Type: specs.NetworkNamespace, Path: "/proc/10/ns/net"}, ipc, uts, own(specs.PIDNamespace)}},
+			[]specs.LinuxNamespace{mnt, {Type: specs.NetworkNamespace, Path: "/proc/10/ns/net"}, ipc, uts, own(specs.PIDNamespace)}},
 	} {
 		in := base()
 		tc.pod(&in)
