@@ -17,6 +17,7 @@ import (
 	"os"
 	goruntime "runtime"
 
+	"github.com/runlet/runlet/internal/unmount"
 	"golang.org/x/sys/unix"
 )
 
@@ -114,7 +115,7 @@ func enter(path string) error {
 // Remove unmounts and removes a pinned namespace; one already gone is not
 // an error.
 func Remove(path string) error {
-	if err := unix.Unmount(path, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+	if err := unmount.Detach(path); err != nil {
 		return fmt.Errorf("unmounting the netns %s: %w", path, err)
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/overlay"
+	"github.com/runlet/runlet/internal/unmount"
 	"golang.org/x/sys/unix"
 )
 
@@ -167,7 +168,7 @@ func RemoveMountPoints(dir string, depth int) error {
 // dir.
 func Unmount(dir string, clones []string) error {
 	for _, c := range clones {
-		if err := unix.Unmount(c, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		if err := unmount.Detach(c); err != nil {
 			return fmt.Errorf("unmounting %s: %w", c, err)
 		}
 	}

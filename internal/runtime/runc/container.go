@@ -16,6 +16,7 @@ import (
 	"github.com/runlet/runlet/internal/runtime/idmap"
 	"github.com/runlet/runlet/internal/runtime/runc/imagestore"
 	"github.com/runlet/runlet/internal/runtime/runc/ocispec"
+	"github.com/runlet/runlet/internal/unmount"
 )
 
 // CreateContainer prepares the container's bundle: its root filesystem,
@@ -257,8 +258,8 @@ func (b *Backend) RemoveContainer(ctx context.Context, id string) error {
 func (b *Backend) removeBundle(rec *containerRecord) error {
 	bundle := b.bundle(rec.ID)
 	for _, m := range append(rec.ImageMounts, b.rootfs(rec)) {
-		if err := unmount(m); err != nil {
-			return err
+		if err := unmount.Detach(m); err != nil {
+			return fmt.Errorf("unmounting %s: %w", m, err)
 		}
 	}
 	if rec.MountDir != "" {

@@ -1,13 +1,10 @@
 package runc
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/runlet/runlet/internal/runtime/overlay"
-	"golang.org/x/sys/unix"
 )
 
 // mountRootfs mounts a container's root filesystem at target: an overlay
@@ -29,13 +26,4 @@ func mountRootfs(bundle, target string, layers []string) error {
 		layers = []string{empty}
 	}
 	return overlay.Mount(target, layers, ",upperdir="+upper+",workdir="+work, 0)
-}
-
-// unmount detaches target; one not mounted is no error.
-func unmount(target string) error {
-	err := unix.Unmount(target, unix.MNT_DETACH)
-	if err == nil || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT) {
-		return nil
-	}
-	return fmt.Errorf("unmounting %s: %w", target, err)
 }

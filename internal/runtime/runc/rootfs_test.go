@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runlet/runlet/internal/unmount"
 	"golang.org/x/sys/unix"
 )
 
@@ -39,7 +40,7 @@ func TestRootfsOnAnOverlay(t *testing.T) {
 		t.Fatal(err)
 	}
 	rootfs := filepath.Join(bundle, "rootfs")
-	t.Cleanup(func() { _ = unmount(rootfs) })
+	t.Cleanup(func() { _ = unmount.Detach(rootfs) })
 	if typ := mountType(t, rootfs); typ != "fuse.fuse-overlayfs" {
 		t.Errorf("the root is mounted as %q; want fuse-overlayfs", typ)
 	}
@@ -55,7 +56,7 @@ func TestRootfsOnAnOverlay(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(top, "c")); err == nil {
 		t.Error("a write reached the image's layer")
 	}
-	if err := unmount(rootfs); err != nil {
+	if err := unmount.Detach(rootfs); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(rootfs, "a")); err == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/cgroups"
 	"github.com/runlet/runlet/internal/runtime/runc/pause"
+	"github.com/runlet/runlet/internal/unmount"
 	"golang.org/x/sys/unix"
 )
 
@@ -206,7 +207,7 @@ func (b *Backend) tearDownSandbox(rec *sandboxRecord, dir string) error {
 		return err
 	}
 	if rec.Shm != "" {
-		if err := unix.Unmount(rec.Shm, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		if err := unmount.Detach(rec.Shm); err != nil {
 			return fmt.Errorf("unmounting the pod's /dev/shm: %w", err)
 		}
 	}
