@@ -28,7 +28,9 @@ func New(ctx context.Context, rec record.EventRecorder) *Config {
 	return &Config{updates: updates, store: newStorage(updates, rec), ctx: ctx}
 }
 
-// Channel registers a source and returns where it sends its snapshots.
+// Channel registers a source and returns where it sends its snapshots. A
+// source never changes a pod once sent: a changed pod is a new object, and
+// one sent again unchanged may be the same object.
 func (c *Config) Channel(source string) chan<- []*v1.Pod {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,7 +1,6 @@
 package podconfig
 
 import (
-	"fmt"
 	"reflect"
 	"sync"
 	"time"
@@ -19,9 +18,15 @@ type storage struct {
 	// guards the maps only and is never held while sending, so seenAll (read
 	// by the updates' consumer) cannot wait on a merge blocked on a full
 	// channel, as the kubelet's updateLock/podLock split ensures.
-	sendMu  sync.Mutex
-	mu      sync.Mutex
-	pods    map[string]map[types.UID]*v1.Pod
+	sendMu sync.Mutex
+	mu     sync.Mutex
+	pods   map[string]map[types.UID]*v1.Pod
+	// sent holds, per source, the very objects its last snapshot carried.
+	// A source never changes a pod it has sent (see Config.Channel), so
+	// one sent again is unchanged and skips the copy and the compare: a
+	// snapshot of N pods with one change costs one compare, not N, which
+	// a burst of pods otherwise pays N times over.
+	sent    map[string]map[types.UID]*v1.Pod
 	seen    sets.Set[string]
 	updates chan<- PodUpdate
 	rec     record.EventRecorder
@@ -31,6 +36,7 @@ type storage struct {
 func newStorage(updates chan<- PodUpdate, rec record.EventRecorder) *storage {
 	return &storage{
 		pods:    map[string]map[types.UID]*v1.Pod{},
+		sent:    map[string]map[types.UID]*v1.Pod{},
 		seen:    sets.New[string](),
 		updates: updates,
 		rec:     rec,
@@ -72,9 +78,15 @@ type diffResult struct {
 
 func (s *storage) diff(source string, snapshot []*v1.Pod) diffResult {
 	var d diffResult
-	old := s.pods[source]
+	old, before := s.pods[source], s.sent[source]
 	cur := make(map[types.UID]*v1.Pod, len(snapshot))
+	sent := make(map[types.UID]*v1.Pod, len(snapshot))
 	for _, ref := range s.filterDuplicates(source, snapshot) {
+		sent[ref.UID] = ref
+		if existing, found := old[ref.UID]; found && before[ref.UID] == ref {
+			cur[ref.UID] = existing
+			continue
+		}
 		ref = ref.DeepCopy()
 		if ref.Annotations == nil {
 			ref.Annotations = map[string]string{}
@@ -102,7 +114,7 @@ func (s *storage) diff(source string, snapshot []*v1.Pod) diffResult {
 			d.removes = append(d.removes, existing.DeepCopy())
 		}
 	}
-	s.pods[source] = cur
+	s.pods[source], s.sent[source] = cur, sent
 	return d
 }
 
@@ -135,7 +147,7 @@ func (s *storage) filterDuplicates(source string, pods []*v1.Pod) []*v1.Pod {
 	return out
 }
 
-func fullName(p *v1.Pod) string { return fmt.Sprintf("%s_%s", p.Name, p.Namespace) }
+func fullName(p *v1.Pod) string { return p.Name + "_" + p.Namespace }
 
 // seenAll reports whether every listed source has sent at least one snapshot.
 func (s *storage) seenAll(sources ...string) bool {

@@ -208,3 +208,20 @@ func TestStorageSeenWhileSending(t *testing.T) {
 		t.Errorf("update = %+v; want the ADD", u)
 	}
 }
+
+// BenchmarkMergeOneChange: the api source's snapshot during a burst, 300
+// pods of which one is new or changed per merge.
+func BenchmarkMergeOneChange(b *testing.B) {
+	r := newRecorded()
+	pods := make([]*v1.Pod, 300)
+	for i := range pods {
+		pods[i] = mkPod(fmt.Sprint(i), fmt.Sprint("p", i))
+	}
+	r.merge(APISource, pods...)
+	b.ResetTimer()
+	for i := range b.N {
+		n := i % len(pods)
+		pods[n] = mkPod(fmt.Sprint(n), fmt.Sprint("p", n), withPhase(v1.PodRunning), withAnn("rev", fmt.Sprint(i)))
+		r.merge(APISource, pods...)
+	}
+}

@@ -55,6 +55,8 @@ func TestDeletedPodIsFinalized(t *testing.T) {
 		eventually(t, string(uid)+" Running", func() bool { p := e.pod(uid); return p != nil && p.Status.Phase == v1.PodRunning })
 	}
 	now := metav1.Now()
+	// Sources send a changed pod as a new object (podconfig.Config.Channel).
+	apiPod, static = apiPod.DeepCopy(), static.DeepCopy()
 	for _, p := range []*v1.Pod{apiPod, static} {
 		p.DeletionTimestamp = &now
 	}
