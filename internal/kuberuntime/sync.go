@@ -39,10 +39,15 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		res.Terminal = true
 		return res, nil
 	}
-	if err := m.mountVolumes(ctx, pod); err != nil {
-		return res, err
-	}
 	sb := ps.Sandbox()
+	// A pod's first sandbox mounts its volumes while its network is set up
+	// (attachWhileMounting); any other sync mounts them first.
+	firstStart := sb == nil && len(lost) == 0
+	if !firstStart {
+		if err := m.mountVolumes(ctx, pod); err != nil {
+			return res, err
+		}
+	}
 	if sb == nil || sb.State != runtime.SandboxReady || m.networkGone(sb) {
 		if ownUserNamespace(pod) {
 			// Counted as the kubelet counts them: a failure at any step of
@@ -79,15 +84,17 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 			m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
 			return res, fmt.Errorf("create sandbox: %w", err)
 		}
-		if err := m.attachNetwork(ctx, pod, &cfg); err != nil {
+		attach := m.attachNetwork
+		if firstStart {
+			attach = m.attachWhileMounting
+		}
+		if err := attach(ctx, pod, &cfg); err != nil {
 			return res, err
 		}
 		created, err := m.rt.CreateSandbox(ctx, cfg)
 		if err != nil {
 			m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
-			if derr := m.detachNetwork(context.WithoutCancel(ctx), cfg.NetNS); derr != nil {
-				m.log.WithError(derr).WithField("pod", pod.Namespace+"/"+pod.Name).Warn("releasing the network of a sandbox not created failed")
-			}
+			m.releaseNetwork(ctx, pod, cfg.NetNS)
 			return res, fmt.Errorf("create sandbox: %w", err)
 		}
 		if m.network != nil && cfg.NetNS != "" {

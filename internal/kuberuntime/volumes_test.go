@@ -41,17 +41,23 @@ func newVolumesEnv(t *testing.T, vols *fakeVolumes) (*env, *record.FakeRecorder)
 }
 
 // TestSyncPodWaitsForVolumes: a volume that cannot be set up keeps the pod
-// from getting a sandbox, with a FailedMount event; it starts once the
-// volume is ready.
+// from getting a sandbox, with a FailedMount event, and holds no pod
+// network (set up while the volumes mount); it starts once the volume is
+// ready.
 func TestSyncPodWaitsForVolumes(t *testing.T) {
 	vols := &fakeVolumes{errs: []error{errors.New(`MountVolume.SetUp failed for volume "cfg" : configmap "x" not found`)}}
 	e, rec := newVolumesEnv(t, vols)
+	net := newFakeNetwork()
+	e.m.network = net
 	pod := newPod(v1.RestartPolicyAlways, "c")
 	if _, err := e.sync(pod); err == nil || !strings.Contains(err.Error(), `configmap "x" not found`) {
 		t.Fatalf("SyncPod with a volume not ready: %v", err)
 	}
 	if n := e.f.Calls("CreateSandbox"); n != 0 {
 		t.Fatalf("a sandbox was created before the volumes were ready")
+	}
+	if n := net.count(); n != 0 {
+		t.Fatalf("%d pod networks held by a pod whose volumes failed", n)
 	}
 	evs := events(rec)
 	if strings.Contains(evs, "\n") || !strings.HasPrefix(evs, `Warning FailedMount MountVolume.SetUp failed for volume "cfg"`) {
@@ -66,6 +72,9 @@ func TestSyncPodWaitsForVolumes(t *testing.T) {
 	cfg, ok := e.f.Config(e.latest(pod, "c").ID)
 	if !ok || len(cfg.Mounts) != 1 || cfg.Mounts[0] != vols.mounts[0] {
 		t.Fatalf("container created with mounts %+v, want %+v", cfg.Mounts, vols.mounts)
+	}
+	if sb := e.status(pod).Sandbox(); sb == nil || net.count() != 1 || sb.NetNS == "" {
+		t.Fatalf("sandbox %+v with %d pod networks; want it in the one network set up", sb, net.count())
 	}
 }
 
