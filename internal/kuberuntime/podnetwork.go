@@ -82,24 +82,6 @@ func (m *Manager) setUpNetwork(ctx context.Context, pod *v1.Pod, p cni.Pod, cfg 
 	return nil
 }
 
-// attachWhileMounting sets up a new pod's network while its volumes are
-// mounted: a service account token, which most pods mount, is an API call,
-// and a start otherwise waits for it and then for CNI. The sandbox is still
-// made only once both are done, as the kubelet makes it only once the
-// volumes are: a volume that fails releases the network again.
-func (m *Manager) attachWhileMounting(ctx context.Context, pod *v1.Pod, cfg *runtime.SandboxConfig) error {
-	mounted := make(chan error, 1)
-	go func() { mounted <- m.mountVolumes(ctx, pod) }()
-	err := m.attachNetwork(ctx, pod, cfg)
-	if merr := <-mounted; merr != nil {
-		if err == nil {
-			m.releaseNetwork(ctx, pod, cfg.NetNS)
-		}
-		return merr
-	}
-	return err
-}
-
 // releaseNetwork releases the network set up for a sandbox that was not
 // made; a failure is only logged, as the network sweep takes what is left.
 func (m *Manager) releaseNetwork(ctx context.Context, pod *v1.Pod, netns string) {

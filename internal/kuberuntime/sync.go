@@ -40,13 +40,15 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		return res, nil
 	}
 	sb := ps.Sandbox()
-	// A pod's first sandbox mounts its volumes while its network is set up
-	// (attachWhileMounting); any other sync mounts them first.
-	firstStart := sb == nil && len(lost) == 0
-	if !firstStart {
-		if err := m.mountVolumes(ctx, pod); err != nil {
-			return res, err
-		}
+	// A pod's first sandbox mounts its volumes while it waits for a start
+	// turn and its network is set up (mountInBackground); any other sync
+	// mounts them first.
+	mounted := func() error { return nil }
+	if sb == nil && len(lost) == 0 {
+		mounted = m.mountInBackground(ctx, pod)
+		defer mounted() // nothing of the sync outlives it
+	} else if err := m.mountVolumes(ctx, pod); err != nil {
+		return res, err
 	}
 	if sb == nil || sb.State != runtime.SandboxReady || m.networkGone(sb) {
 		if ownUserNamespace(pod) {
@@ -84,11 +86,11 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 			m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
 			return res, fmt.Errorf("create sandbox: %w", err)
 		}
-		attach := m.attachNetwork
-		if firstStart {
-			attach = m.attachWhileMounting
+		if err := m.attachNetwork(ctx, pod, &cfg); err != nil {
+			return res, err
 		}
-		if err := attach(ctx, pod, &cfg); err != nil {
+		if err := mounted(); err != nil {
+			m.releaseNetwork(ctx, pod, cfg.NetNS)
 			return res, err
 		}
 		created, err := m.rt.CreateSandbox(ctx, cfg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/status"
@@ -42,6 +43,17 @@ func (m *Manager) mountVolumes(ctx context.Context, pod *v1.Pod) error {
 		return fmt.Errorf("unable to attach or mount volumes: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// mountInBackground mounts a new pod's volumes while its sandbox is being
+// prepared and returns the wait for the result. Mounting asks the API for
+// a service account token, which most pods mount, and a start otherwise
+// waits for it and then for its turn and CNI. The sandbox itself is still
+// made only once the volumes are, as the kubelet makes it.
+func (m *Manager) mountInBackground(ctx context.Context, pod *v1.Pod) func() error {
+	done := make(chan error, 1)
+	go func() { done <- m.mountVolumes(ctx, pod) }()
+	return sync.OnceValue(func() error { return <-done })
 }
 
 // relabelWhereEnforced keeps the relabels asked for (the volumes' own, the
