@@ -2,12 +2,12 @@
 // runlet's binary, before main, when it runs as a pod's pause process
 // (package pause starts it).
 //
-// It imports only the standard library, x/sys and netns. Go initialises
-// the packages of a binary by import path among those whose imports are
-// ready, so this one runs about 2 ms after exec, before the Kubernetes and
-// telemetry packages that take runlet's binary over 10 ms to initialise.
-// The pause process is executed twice per pod, so that is most of a runc
-// sandbox's start.
+// It imports only the standard library, x/sys and netns/loopback. Go
+// initialises the packages of a binary by import path among those whose
+// imports are ready, so this one runs about 2 ms after exec, before the
+// Kubernetes and telemetry packages that take runlet's binary over 10 ms
+// to initialise. The pause process is executed twice per pod, and a runc
+// sandbox's start would wait for those packages both times.
 package pauseproc
 
 import (
