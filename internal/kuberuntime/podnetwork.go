@@ -83,10 +83,11 @@ func (m *Manager) setUpNetwork(ctx context.Context, pod *v1.Pod, p cni.Pod, cfg 
 }
 
 // releaseNetwork releases the network set up for a sandbox that was not
-// made; a failure is only logged, as the network sweep takes what is left.
+// made or did not start; a failure is only logged, as the network sweep
+// takes what is left.
 func (m *Manager) releaseNetwork(ctx context.Context, pod *v1.Pod, netns string) {
 	if err := m.detachNetwork(context.WithoutCancel(ctx), netns); err != nil {
-		m.log.WithError(err).WithField("pod", pod.Namespace+"/"+pod.Name).Warn("releasing the network of a sandbox not created failed")
+		m.log.WithError(err).WithField("pod", pod.Namespace+"/"+pod.Name).Warn("releasing the network of a sandbox that did not come up failed")
 	}
 }
 

@@ -288,8 +288,8 @@ func (m *Manager) failSandboxStart(ctx context.Context, pod *v1.Pod, c *v1.Conta
 	cleanup := context.WithoutCancel(ctx)
 	if rmErr := m.rt.RemoveSandbox(cleanup, sb.ID); rmErr != nil && !errors.Is(rmErr, runtime.ErrNotFound) {
 		m.log.WithError(rmErr).WithField("pod", pod.Namespace+"/"+pod.Name).Warn("removing a sandbox that did not start failed")
-	} else if derr := m.detachNetwork(cleanup, sb.NetNS); derr != nil {
-		m.log.WithError(derr).WithField("pod", pod.Namespace+"/"+pod.Name).Warn("releasing the network of a sandbox that did not start failed")
+	} else {
+		m.releaseNetwork(cleanup, pod, sb.NetNS)
 	}
 	return Result{Changed: true}, fmt.Errorf("create sandbox: %w", err)
 }
