@@ -3,12 +3,14 @@
 # without any registry, and import them into podman's local storage under the exact names the e2e
 # specs use. Nothing is pulled: rootfs trees are assembled from an upstream busybox built from source
 # (Debian's source package, without Debian's patches), binaries compiled from the k8s.io/kubernetes
-# module (agnhost, nonewprivs, pause.c), and Debian binaries plus the shared libraries ldd reports
-# (bash, curl, dig, getent, ipc-utils, glibc hostname, nginx). Work dirs live under
+# module (agnhost, nonewprivs, pause.c) and k8s.io/sample-apiserver, the control plane's etcd, and
+# Debian binaries plus the shared libraries ldd reports (bash, curl, dig, getent, ipc-utils, glibc
+# hostname, nginx). Work dirs live under
 # ~/.cache/runlet/conformance-v1.37.2/images; an image already in podman is skipped.
 #
 # Usage: images.sh [image ...]   images: busybox pause agnhost nonroot nonewprivs kitten nautilus
-#                                        ipc-utils glibc-dns-testing nginx (default: all)
+#                                        ipc-utils glibc-dns-testing nginx sample-apiserver
+#                                        etcd (default: all)
 # Env:   CONF_REBUILD_IMAGES=1 rebuilds images that exist. Progress on stderr.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -92,11 +94,12 @@ upstream_busybox() {
   cp "$src/busybox" "$out.tmp"; mv "$out.tmp" "$out"
   echo "$out"
 }
-# add_dyn ROOT SRC [DEST] : copy an ELF binary plus every shared library ldd reports (same paths)
+# add_dyn ROOT SRC [DEST] : copy an ELF binary plus every shared library ldd reports (same paths; a
+# static binary has none)
 add_dyn() {
   local root=$1 src=$2 dest=${3:-$2}
   mkdir -p "$root$(dirname "$dest")"; cp -L "$src" "$root$dest"
-  ldd "$src" 2>/dev/null | awk '/=> \//{print $3} /^[ \t]*\/lib/{print $1}' | while read -r lib; do
+  { ldd "$src" 2>/dev/null || true; } | awk '/=> \//{print $3} /^[ \t]*\/lib/{print $1}' | while read -r lib; do
     [ -e "$root$lib" ] && continue
     mkdir -p "$root$(dirname "$lib")"; cp -L "$lib" "$root$lib"
   done
@@ -235,6 +238,29 @@ build_webimg() { # kitten/nautilus: FROM agnhost; COPY html/X.jpg, data.json; CM
     --change 'EXPOSE 80' --change 'EXPOSE 8080' --change 'EXPOSE 8081' --change 'EXPOSE 9376' --change 'EXPOSE 5000' --change 'ENTRYPOINT ["/agnhost"]' --change 'CMD ["test-webserver"]'
 }
 
+build_sample_apiserver() { # alpine + /sample-apiserver (test/images/sample-apiserver), ENTRYPOINT ["/sample-apiserver"]
+  local r=$W/sample-apiserver-root
+  [ -d "$W/busybox-root" ] || build_base
+  rm -rf "$r"; cp -a "$W/busybox-root" "$r"
+  # k8s.io/sample-apiserver of the control plane's version (the wrapper module pins it), where upstream's
+  # 1.29.2 image holds that release's: the spec checks the aggregation of a wardle.example.com server,
+  # not its age
+  log "building sample-apiserver (once, about 2 min)"
+  gobuild "$r/sample-apiserver" k8s.io/sample-apiserver
+  import_root "$r" $REG/sample-apiserver:1.29.2 --change "ENV $DEFPATH" --change 'ENTRYPOINT ["/sample-apiserver"]'
+}
+
+build_etcd() { # registry.k8s.io/etcd:3.7.0-0: distroless + /usr/local/bin/etcd{,ctl}; here the control plane's etcd
+  local r=$W/etcd-root b
+  [ -d "$W/busybox-root" ] || build_base
+  rm -rf "$r"; cp -a "$W/busybox-root" "$r"; mkdir -p "$r/usr/local/bin" "$r/var/etcd"
+  for b in etcd etcdctl; do
+    [ -x "$CP_BIN_DIR/$b" ] || die "$CP_BIN_DIR/$b is missing (make cp builds it)"
+    add_dyn "$r" "$CP_BIN_DIR/$b" /usr/local/bin/$b
+  done
+  import_root "$r" registry.k8s.io/etcd:3.7.0-0 --change "ENV $DEFPATH"
+}
+
 build_ipcutils() { # alpine + util-linux (ipcmk/ipcs/ipcrm): here Debian's util-linux binaries
   local r=$W/ipc-utils-root
   [ -d "$W/busybox-root" ] || build_base
@@ -311,6 +337,7 @@ names() {
     nonewprivs) echo $REG/nonewprivs:1.4;; kitten|nautilus) echo $REG/$1:1.8;;
     ipc-utils) echo $REG/ipc-utils:1.4;; glibc-dns-testing) echo $REG/glibc-dns-testing:2.1.1;;
     nginx) echo $REG/nginx:1.27.0-2 $REG/nginx:1.28.0-2;;
+    sample-apiserver) echo $REG/sample-apiserver:1.29.2;; etcd) echo registry.k8s.io/etcd:3.7.0-0;;
     *) die "unknown image $1";;
   esac
 }
@@ -325,6 +352,7 @@ build() {
     busybox) build_busybox;; agnhost) build_agnhost;; pause) build_pause;;
     nonroot) build_nonroot;; nonewprivs) build_nonewprivs;; kitten|nautilus) build_webimg "$1";;
     ipc-utils) build_ipcutils;; glibc-dns-testing) build_glibcdns;; nginx) build_nginx;;
+    sample-apiserver) build_sample_apiserver;; etcd) build_etcd;;
   esac
 }
 build_missing() {
@@ -339,7 +367,7 @@ build_missing() {
   if [ $stale = 0 ] || [ "$*" = "$ALL" ]; then echo "$RECIPE" >"$STAMP"; fi
 }
 
-ALL="busybox pause agnhost nonroot nonewprivs kitten nautilus ipc-utils glibc-dns-testing nginx"
+ALL="busybox pause agnhost nonroot nonewprivs kitten nautilus ipc-utils glibc-dns-testing nginx sample-apiserver etcd"
 want=(${@:-$ALL})
 todo=()
 for i in "${want[@]}"; do
