@@ -119,6 +119,9 @@ type Manager struct {
 	networkGCAt time.Time
 	// podCgroupTarget: pod cgroups a resize still has to settle (resize_pod.go).
 	podCgroupTarget map[string]runtime.Resources
+	// mountFailed: pods whose volumes failed beside their first network
+	// (volumes.go's mountsFirst).
+	mountFailed map[string]bool
 }
 
 // NewManager returns a manager for cfg.Runtime.
@@ -145,6 +148,7 @@ func NewManager(cfg Config) *Manager {
 		waiting:         map[string]map[string]status.Waiting{},
 		messages:        map[string]map[string]string{},
 		podCgroupTarget: map[string]runtime.Resources{},
+		mountFailed:     map[string]bool{},
 		env:             cfg.Env,
 		hostIPs:         cfg.HostIPs,
 		secrets:         cfg.PullSecrets,
@@ -220,6 +224,7 @@ func (m *Manager) Forget(uid string) {
 	delete(m.waiting, uid)
 	delete(m.messages, uid)
 	delete(m.podCgroupTarget, uid)
+	delete(m.mountFailed, uid)
 	// A pod deleted while its image pull was backing off leaves its last
 	// pull errors (keyed <uid>_<image>).
 	m.pullErrors.Range(func(k, _ any) bool {

@@ -44,7 +44,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 	// turn and its network is set up (mountInBackground); any other sync
 	// mounts them first.
 	mounted := func() error { return nil }
-	if sb == nil && len(lost) == 0 {
+	if sb == nil && len(lost) == 0 && !m.mountsFirst(uid) {
 		mounted = m.mountInBackground(ctx, pod)
 		defer mounted() // nothing of the sync outlives it
 	} else if err := m.mountVolumes(ctx, pod); err != nil {
@@ -91,6 +91,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		}
 		if err := mounted(); err != nil {
 			m.releaseNetwork(ctx, pod, cfg.NetNS)
+			m.setMountsFirst(uid)
 			return res, err
 		}
 		created, err := m.rt.CreateSandbox(ctx, cfg)

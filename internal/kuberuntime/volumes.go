@@ -56,6 +56,22 @@ func (m *Manager) mountInBackground(ctx context.Context, pod *v1.Pod) func() err
 	return sync.OnceValue(func() error { return <-done })
 }
 
+// mountsFirst tells whether the pod's volumes failed beside its first
+// network before. Its next tries mount them first, as any other sync does,
+// so that a volume that keeps failing (a configMap not created yet) costs
+// no CNI ADD and DEL on every retry.
+func (m *Manager) mountsFirst(uid string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.mountFailed[uid]
+}
+
+func (m *Manager) setMountsFirst(uid string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mountFailed[uid] = true
+}
+
 // relabelWhereEnforced keeps the relabels asked for (the volumes' own, the
 // files the core writes) only where the host enforces SELinux: elsewhere
 // the kubelet's runtimes relabel nothing.

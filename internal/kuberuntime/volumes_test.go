@@ -63,6 +63,14 @@ func TestSyncPodWaitsForVolumes(t *testing.T) {
 	if strings.Contains(evs, "\n") || !strings.HasPrefix(evs, `Warning FailedMount MountVolume.SetUp failed for volume "cfg"`) {
 		t.Fatalf("events %q", evs)
 	}
+	// A retry mounts first: a volume that keeps failing sets up no network.
+	setups := len(net.ports)
+	if _, err := e.sync(pod); err == nil {
+		t.Fatal("SyncPod succeeded with the volume still failing")
+	}
+	if n := len(net.ports) - setups; n != 0 {
+		t.Fatalf("a retry of a pod whose volumes fail set up %d pod networks", n)
+	}
 
 	vols.ready, vols.errs = true, nil
 	vols.mounts = []runtime.Mount{{HostPath: "/root/pods/uid-1/volumes/kubernetes.io~configmap/cfg", ContainerPath: "/etc/cfg", ReadOnly: true}}
