@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -191,16 +192,19 @@ func sharedMountPoint(dir string) bool {
 	return false
 }
 
-// UnmountUnder detaches every mount below dir (not dir itself), deepest first: what a runlet that
-// is gone left there (pods' tmpfs volumes), so that the directory can be removed.
-func UnmountUnder(dir string) {
+// UnmountUnder detaches every mount below the dirs (not the dirs themselves), deepest first: what
+// a runlet that is gone left there (pods' tmpfs volumes), so that the directories can be removed.
+func UnmountUnder(dirs ...string) {
 	b, err := os.ReadFile("/proc/self/mounts")
 	if err != nil {
 		return
 	}
+	below := func(p string) bool {
+		return slices.ContainsFunc(dirs, func(d string) bool { return strings.HasPrefix(p, d+"/") })
+	}
 	var points []string
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], dir+"/") {
+		if f := strings.Fields(line); len(f) > 1 && below(f[1]) {
 			points = append(points, f[1])
 		}
 	}

@@ -11,8 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -504,26 +502,10 @@ func (r *Runlet) deleteNodePods(ctx context.Context, c *Cluster) {
 // root dir (pods' tmpfs and subPath mounts stay while runlet is down, as a
 // kubelet's do), so that the test's temp dir can be removed.
 func (r *Runlet) unmountLeftovers() {
-	b, err := os.ReadFile("/proc/self/mounts")
-	if err != nil {
-		return
-	}
 	// The runc backend mounts the containers of pods with hostUsers: false
 	// in directories of theirs outside the root (their records name them).
 	dirs := append([]string{r.RootDir}, runcMountDirs(r.RootDir)...)
-	var points []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 1 && slices.ContainsFunc(dirs, func(d string) bool { return strings.HasPrefix(f[1], d+"/") }) {
-			points = append(points, f[1])
-		}
-	}
-	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
-	for _, p := range points {
-		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil {
-			r.t.Logf("unmount %s: %v", p, err)
-		}
-	}
+	UnmountUnder(dirs...)
 	for _, d := range dirs[1:] {
 		_ = os.RemoveAll(d)
 	}
