@@ -18,7 +18,7 @@ import (
 func newPodController(cfg Config, p node.PodLifecycleHandler, pods corev1informers.PodInformer) (*node.PodController, error) {
 	unused := corev1informers.New(newCoreFactory(cfg.Client, 0), v1.NamespaceAll, nil)
 	pcc := node.PodControllerConfig{
-		PodClient:                 finalDeletes{PodsGetter: cfg.Client.CoreV1(), pods: pods.Lister(), provider: p},
+		PodClient:                 podClient{PodsGetter: cfg.Client.CoreV1(), pods: pods.Lister(), provider: p},
 		EventRecorder:             cfg.EventRecorder,
 		Provider:                  p,
 		PodInformer:               pods,

@@ -67,6 +67,46 @@ func TestReadinessGates(t *testing.T) {
 	})
 }
 
+// TestStatusWritesKeepMetadata: runlet's status writes carry the status
+// alone, as the kubelet's do. A finalizer removed and a label changed by
+// others while the pod runs stay as they set them through runlet's next
+// status write.
+func TestStatusWritesKeepMetadata(t *testing.T) {
+	t.Parallel()
+	rl := framework.StartRunlet(t, framework.RunletOptions{})
+	ns := framework.Namespace(t)
+	c := framework.Busybox("main", "sleep", "3600")
+	c.ReadinessProbe = fastProbe(execProbe("cat", "/tmp/ready"))
+	pod := userPod(rl.NodeName, ns, "meta", c)
+	pod.Finalizers = []string{"example.com/hold"}
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	pod.Labels["stage"] = "one"
+	framework.CreatePod(t, pod)
+	pods := framework.Get(t).Client.CoreV1().Pods(ns)
+	patch := func(p string) error {
+		_, err := pods.Patch(context.Background(), pod.Name, types.MergePatchType, []byte(p), metav1.PatchOptions{})
+		return err
+	}
+	// The namespace's deletion waits for the finalizer, if a write brought it back.
+	t.Cleanup(func() { _ = patch(`{"metadata":{"finalizers":null}}`) })
+	kubectlExecWhenRunning(t, ns, pod.Name, "touch", "/tmp/ready")
+	framework.WaitForPodReady(t, ns, pod.Name, 60*time.Second)
+
+	if err := patch(`{"metadata":{"finalizers":null,"labels":{"stage":"two"}}}`); err != nil {
+		t.Fatalf("patch the pod's metadata: %v", err)
+	}
+	// runlet writes a status: readiness fails.
+	kubectlExec(t, ns, pod.Name, "main", "rm", "/tmp/ready")
+	p := framework.WaitForPod(t, ns, pod.Name, 30*time.Second, func(p *v1.Pod) bool {
+		return condStatus(p, v1.ContainersReady) == v1.ConditionFalse
+	})
+	if len(p.Finalizers) != 0 || p.Labels["stage"] != "two" {
+		t.Fatalf("after runlet's status write: finalizers %v, label stage=%q; want none, two", p.Finalizers, p.Labels["stage"])
+	}
+}
+
 // setCondition patches a pod condition as a controller would.
 func setCondition(t *testing.T, ns, name, typ string, st v1.ConditionStatus) {
 	t.Helper()

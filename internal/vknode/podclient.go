@@ -13,31 +13,39 @@ import (
 	corev1listers "k8s.io/client-go/listers/core/v1"
 )
 
-// finalDeletes is the pod client the pod controller gets. The controller
-// force-deletes a pod being deleted as soon as the API shows none of its
-// containers running, and again once its grace period is over, whether or
-// not the node has stopped the pod and written how it ended. On the kubelet
-// only the status manager deletes a pod, after its final status. So a delete
-// of a pod already marked for deletion is not sent: it is handed to the
-// provider as the graceful delete it is, and runlet's status manager deletes
-// the object once the pod has terminated. Every other call goes through.
-type finalDeletes struct {
+// podClient is the pod client the pod controller gets. It differs from the
+// API's in two calls, where the framework would do what the kubelet never
+// does.
+//
+// Delete: the controller force-deletes a pod being deleted as soon as the
+// API shows none of its containers running, and again once its grace period
+// is over, whether or not the node has stopped the pod and written how it
+// ended. On the kubelet only the status manager deletes a pod, after its
+// final status. So a delete of a pod already marked for deletion is not
+// sent: it is handed to the provider as the graceful delete it is, and
+// runlet's status manager deletes the object once the pod has terminated.
+//
+// UpdateStatus (statuswrite.go): the status goes out on the API's own copy
+// of the pod, never with the metadata of the provider's.
+//
+// Every other call goes through.
+type podClient struct {
 	corev1client.PodsGetter
 	pods     corev1listers.PodLister
 	provider node.PodLifecycleHandler
 }
 
-func (c finalDeletes) Pods(namespace string) corev1client.PodInterface {
-	return finalDeletesIn{PodInterface: c.PodsGetter.Pods(namespace), c: c, namespace: namespace}
+func (c podClient) Pods(namespace string) corev1client.PodInterface {
+	return podClientIn{PodInterface: c.PodsGetter.Pods(namespace), c: c, namespace: namespace}
 }
 
-type finalDeletesIn struct {
+type podClientIn struct {
 	corev1client.PodInterface
-	c         finalDeletes
+	c         podClient
 	namespace string
 }
 
-func (p finalDeletesIn) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+func (p podClientIn) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
 	pod, err := p.c.pods.Pods(p.namespace).Get(name)
 	if err != nil {
 		return err // NotFound: the pod is gone, as the framework wanted
