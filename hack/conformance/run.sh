@@ -244,7 +244,7 @@ EOF
 case $SET in
   nodeconformance) took="the default set takes 27-45 min on 2 cores" ;;
   pod-api) took="most of its specs are [Slow] resizes" ;;
-  *) took="the full set took 62 min on 2 cores" ;;
+  *) took="the full set took 47-62 min on 2 cores" ;;
 esac
 log "running the e2e specs (SET=$SET, PROCS=${PROCS:-4}; $took); log: $RUN/e2e/e2e.log"
 setsid env KUBECONFIG="$PKI/admin.kubeconfig" OUT="$RUN/e2e" NUM_NODES="${#NODES[@]}" \
