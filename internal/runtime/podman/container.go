@@ -37,6 +37,12 @@ func (b *Backend) containerSpec(podID string, podLabels map[string]string, cfg r
 		RLimits:       b.rlimits,
 		RestartPolicy: "no", // runlet restarts, with kubelet's backoff
 		OCIRuntime:    b.ociRuntime,
+		// conmon outside the pod's memory cgroup, as the kubelet keeps
+		// its runtime's shims: inside, a pod at its limit charges conmon,
+		// and where conmon cannot make itself unkillable (its
+		// oom_score_adj -1000 needs CAP_SYS_RESOURCE) the OOM killer takes
+		// it right after the container, whose exit is then never recorded.
+		CgroupsMode: "no-conmon",
 	}
 	// Kubernetes semantics: Command replaces ENTRYPOINT (and drops CMD), Args
 	// replace CMD. With only Args, the entrypoint stays unset and podman keeps

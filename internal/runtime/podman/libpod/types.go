@@ -85,6 +85,9 @@ type ContainerSpec struct {
 	OCIRuntime     string                `json:"oci_runtime,omitempty"`
 	OOMScoreAdj    *int                  `json:"oom_score_adj,omitempty"`
 	NetNS          *Namespace            `json:"netns,omitempty"`
+	// CgroupsMode "no-conmon" leaves the container's conmon in the
+	// service's cgroup instead of one below the pod's.
+	CgroupsMode string `json:"cgroups_mode,omitempty"`
 	SecuritySpec
 }
 
