@@ -22,13 +22,17 @@ type RLimit struct {
 type Config struct {
 	OCIRuntime string // "" keeps the service's default
 	RLimits    []RLimit
+	// ConmonOutsidePods keeps every conmon in the service's cgroup
+	// (cgroups = "no-conmon"), the infra's too: where conmon cannot make
+	// itself unkillable, a pod at its memory limit must not charge it.
+	ConmonOutsidePods bool
 }
 
 // Imposed is the Config that gives infra containers what runlet gives every
 // container: ociRuntime (when it is not the service's default) and the
 // rlimits clamped to l.
 func Imposed(l Limits, ociRuntime, serviceDefault string) Config {
-	c := Config{RLimits: l.RLimits()}
+	c := Config{RLimits: l.RLimits(), ConmonOutsidePods: !l.CapSysResource}
 	if ociRuntime != serviceDefault {
 		c.OCIRuntime = ociRuntime
 	}
@@ -37,18 +41,26 @@ func Imposed(l Limits, ociRuntime, serviceDefault string) Config {
 
 // Empty says a plain service will do: with nothing to impose no
 // containers.conf is given, so the host's own is not touched.
-func (c Config) Empty() bool { return c.OCIRuntime == "" && len(c.RLimits) == 0 }
+func (c Config) Empty() bool {
+	return c.OCIRuntime == "" && len(c.RLimits) == 0 && !c.ConmonOutsidePods
+}
 
 // ContainersConf renders c as a containers.conf fragment.
 func (c Config) ContainersConf() string {
 	var b strings.Builder
 	b.WriteString("# written by runlet for the podman service it runs\n")
+	if len(c.RLimits) > 0 || c.ConmonOutsidePods {
+		b.WriteString("[containers]\n")
+	}
 	if len(c.RLimits) > 0 {
 		var ul []string
 		for _, r := range c.RLimits {
 			ul = append(ul, fmt.Sprintf("%q", fmt.Sprintf("%s=%d:%d", r.Type, r.Soft, r.Hard)))
 		}
-		fmt.Fprintf(&b, "[containers]\ndefault_ulimits = [%s]\n", strings.Join(ul, ", "))
+		fmt.Fprintf(&b, "default_ulimits = [%s]\n", strings.Join(ul, ", "))
+	}
+	if c.ConmonOutsidePods {
+		b.WriteString("cgroups = \"no-conmon\"\n")
 	}
 	if c.OCIRuntime != "" {
 		fmt.Fprintf(&b, "[engine]\nruntime = %q\n", c.OCIRuntime)

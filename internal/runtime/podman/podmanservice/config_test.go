@@ -7,8 +7,8 @@ import (
 )
 
 func TestContainersConf(t *testing.T) {
-	c := Config{OCIRuntime: "runc", RLimits: []RLimit{{"nofile", 20000, 20000}, {"nproc", 32768, 32768}}}.ContainersConf()
-	for _, want := range []string{"[containers]\ndefault_ulimits = [\"nofile=20000:20000\", \"nproc=32768:32768\"]", "[engine]\nruntime = \"runc\""} {
+	c := Config{OCIRuntime: "runc", RLimits: []RLimit{{"nofile", 20000, 20000}, {"nproc", 32768, 32768}}, ConmonOutsidePods: true}.ContainersConf()
+	for _, want := range []string{"[containers]\ndefault_ulimits = [\"nofile=20000:20000\", \"nproc=32768:32768\"]\ncgroups = \"no-conmon\"\n", "[engine]\nruntime = \"runc\""} {
 		if !strings.Contains(c, want) {
 			t.Errorf("containers.conf:\n%s\nlacks %q", c, want)
 		}
@@ -18,7 +18,7 @@ func TestContainersConf(t *testing.T) {
 func TestImposed(t *testing.T) {
 	without := Limits{NoFile: 20000, NProc: 32768}
 	got := Imposed(without, "runc", "crun")
-	want := Config{OCIRuntime: "runc", RLimits: without.RLimits()}
+	want := Config{OCIRuntime: "runc", RLimits: without.RLimits(), ConmonOutsidePods: true}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Imposed = %+v; want %+v", got, want)
 	}
