@@ -17,8 +17,9 @@ type RLimit struct {
 
 // Config is what runlet imposes on a service it starts, through
 // containers.conf: the infra container of a pod cannot be given an OCI
-// runtime or rlimits through the API, so it would fail where a container
-// created by runlet works.
+// runtime, rlimits or a cgroups mode through the API, so it would fail, or
+// keep its conmon in the pod's cgroup, where a container created by runlet
+// does not.
 type Config struct {
 	OCIRuntime string // "" keeps the service's default
 	RLimits    []RLimit
@@ -29,8 +30,9 @@ type Config struct {
 }
 
 // Imposed is the Config that gives infra containers what runlet gives every
-// container: ociRuntime (when it is not the service's default) and the
-// rlimits clamped to l.
+// container: ociRuntime (when it is not the service's default), the
+// rlimits clamped to l, and, without CAP_SYS_RESOURCE, conmon out of the
+// pod's cgroup.
 func Imposed(l Limits, ociRuntime, serviceDefault string) Config {
 	c := Config{RLimits: l.RLimits(), ConmonOutsidePods: !l.CapSysResource}
 	if ociRuntime != serviceDefault {
