@@ -58,3 +58,42 @@ func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// HostView reports whether this process sees the cgroup hierarchies as the
+// host does: each mounted from its root, in the cgroup namespace of PID 1.
+// A container sees a bind of its own cgroup, or a cgroup namespace of its
+// own; a cgroup a local runtime makes by path is then elsewhere than the
+// same path here.
+func HostView() bool {
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	self, _ := os.Readlink("/proc/self/ns/cgroup")
+	init, _ := os.Readlink("/proc/1/ns/cgroup")
+	return hostView(string(mounts), self, init)
+}
+
+// hostView is HostView over a mountinfo and two cgroup namespace links
+// (empty where unreadable, which says nothing).
+func hostView(mountinfo, selfNS, initNS string) bool {
+	if selfNS != "" && initNS != "" && selfNS != initNS {
+		return false
+	}
+	seen := false
+	for _, line := range strings.Split(mountinfo, "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		f, fs := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 5 || len(fs) == 0 || (fs[0] != "cgroup" && fs[0] != "cgroup2") {
+			continue
+		}
+		if !strings.HasPrefix(f[4], Root) {
+			continue
+		}
+		if f[3] != "/" {
+			return false
+		}
+		seen = true
+	}
+	return seen
+}

@@ -29,3 +29,28 @@ func TestDetect(t *testing.T) {
 		}
 	}
 }
+
+func TestHostView(t *testing.T) {
+	const (
+		v1Host = "30 25 0:26 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n" +
+			"31 30 0:27 / /sys/fs/cgroup/cpu rw,nosuid - cgroup cgroup rw,cpu\n" +
+			"32 30 0:28 / /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory\n"
+		// runc on v1 without a cgroup namespace binds the container's own cgroup.
+		v1Container = "31 30 0:27 /kubepods/pod1/ctr /sys/fs/cgroup/cpu ro,nosuid - cgroup cgroup rw,cpu\n"
+		v2          = "40 25 0:30 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
+	)
+	for _, tc := range []struct {
+		name, mountinfo, self, init string
+		want                        bool
+	}{
+		{"v1 host", v1Host, "cgroup:[1]", "cgroup:[1]", true},
+		{"v1 container", v1Host + v1Container, "cgroup:[1]", "cgroup:[1]", false},
+		{"v2 host, init's namespace unreadable", v2, "cgroup:[1]", "", true},
+		{"v2 cgroup namespace of its own", v2, "cgroup:[2]", "cgroup:[1]", false},
+		{"no cgroup mounted", "30 25 0:26 / /tmp rw - tmpfs tmpfs rw\n", "", "", false},
+	} {
+		if got := hostView(tc.mountinfo, tc.self, tc.init); got != tc.want {
+			t.Errorf("%s: hostView = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/opencontainers/selinux/go-selinux/label"
@@ -25,7 +23,7 @@ const shmSize = "65536k"
 // makes its cgroup.
 func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) (runtime.Sandbox, error) {
 	rec := &sandboxRecord{ID: newID(), Config: cfg, CreatedAt: time.Now(),
-		CgroupParent: "/runlet/pod" + strings.ReplaceAll(cfg.PodUID, "-", "_")}
+		CgroupParent: cgroups.PodCgroupPath(cfg.PodUID)}
 	dir := b.sandboxDir(rec.ID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return runtime.Sandbox{}, err
@@ -41,7 +39,7 @@ func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) 
 
 func (b *Backend) setUpSandbox(ctx context.Context, rec *sandboxRecord, dir string) error {
 	cfg := rec.Config
-	if err := b.makePodCgroup(rec.CgroupParent, cfg.Resources); err != nil {
+	if err := b.podCgroup(rec).Make(cfg.Resources); err != nil {
 		return err
 	}
 	var err error
@@ -66,7 +64,10 @@ func (b *Backend) setUpSandbox(ctx context.Context, rec *sandboxRecord, dir stri
 	if !ns.UTS {
 		hostname = ""
 	}
-	p, err := pause.Start(pause.Config{Namespaces: ns, Hostname: hostname, CgroupProcs: b.podCgroupProcs(rec.CgroupParent), UserNS: cfg.UserNS})
+	// The pause process joins the pod cgroup, as the kubelet's pause
+	// container runs in it; on v1 it stays out of the pids hierarchy, whose
+	// limit counts its runtime's threads where the kubelet's pause has one.
+	p, err := pause.Start(pause.Config{Namespaces: ns, Hostname: hostname, CgroupProcs: b.podCgroup(rec).Procs(), UserNS: cfg.UserNS})
 	if err != nil {
 		return err
 	}
@@ -81,84 +82,10 @@ func (b *Backend) setUpSandbox(ctx context.Context, rec *sandboxRecord, dir stri
 	return writeJSON(filepath.Join(dir, sandboxFile), rec)
 }
 
-// makePodCgroup makes the pod's cgroup with its limits: the kubelet's pod
-// cgroup, which its containers' cgroups are below.
-func (b *Backend) makePodCgroup(parent string, r runtime.Resources) error {
-	if r.CPUMillis != 0 || r.MemoryBytes != 0 || r.CPUShares != 0 {
-		if err := b.ensurePodCgroup(parent); err != nil {
-			return err
-		}
-		if err := cgroups.WritePod(cgroups.Root, parent, b.host.Cgroups, cgroups.UpdateResources(r, b.host.Cgroups)); err != nil {
-			return err
-		}
-	}
-	if r.PidsLimit <= 0 {
-		return nil
-	}
-	dir := filepath.Join(cgroups.Root, "pids", parent)
-	if b.host.Cgroups.V2 {
-		dir = filepath.Join(cgroups.Root, parent)
-		enableControllers(parent)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("making the pod cgroup: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.FormatInt(r.PidsLimit, 10)), 0o644); err != nil {
-		return fmt.Errorf("setting the pod's process limit: %w", err)
-	}
-	return nil
-}
-
-// podCgroupProcs are the cgroup.procs files of the pod's cgroup where it
-// has one: the CPU and memory hierarchies (cgroup v1), or its one cgroup
-// (v2). The pause process joins them, as the kubelet's pause container
-// runs in the pod cgroup; on v1 it stays out of the pids hierarchy, whose
-// limit counts its runtime's threads where the kubelet's pause has one.
-func (b *Backend) podCgroupProcs(parent string) []string {
-	dirs := []string{filepath.Join(cgroups.Root, parent)}
-	if !b.host.Cgroups.V2 {
-		dirs = []string{filepath.Join(cgroups.Root, "cpu", parent), filepath.Join(cgroups.Root, "memory", parent)}
-	}
-	var out []string
-	for _, d := range dirs {
-		if st, err := os.Stat(d); err == nil && st.IsDir() {
-			out = append(out, filepath.Join(d, "cgroup.procs"))
-		}
-	}
-	return out
-}
-
-// ensurePodCgroup makes the pod cgroup in the hierarchies its limits are in.
-func (b *Backend) ensurePodCgroup(parent string) error {
-	h := b.host.Cgroups
-	dirs := []string{filepath.Join(cgroups.Root, parent)}
-	if !h.V2 {
-		dirs = []string{filepath.Join(cgroups.Root, "cpu", parent), filepath.Join(cgroups.Root, "memory", parent)}
-	}
-	for _, d := range dirs {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return fmt.Errorf("making the pod cgroup: %w", err)
-		}
-	}
-	if h.V2 {
-		enableControllers(parent)
-	}
-	return nil
-}
-
-// enableControllers lets the cgroups below parent's ancestors use cpu,
-// memory and pids (cgroup v2 hands controllers down level by level).
-func enableControllers(parent string) {
-	dir := cgroups.Root
-	for _, part := range strings.Split(strings.Trim(filepath.Dir(parent), "/"), "/") {
-		_ = os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+cpu +memory +pids"), 0o644)
-		if part == "" {
-			break
-		}
-		dir = filepath.Join(dir, part)
-	}
-	_ = os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+cpu +memory +pids"), 0o644)
-	_ = os.WriteFile(filepath.Join(cgroups.Root, parent, "cgroup.subtree_control"), []byte("+cpu +memory +pids"), 0o644)
+// podCgroup is the pod's cgroup, the kubelet's pod cgroup, which its
+// containers' cgroups are below.
+func (b *Backend) podCgroup(rec *sandboxRecord) cgroups.PodCgroup {
+	return cgroups.PodCgroup{Root: cgroups.Root, Path: rec.CgroupParent, Host: b.host.Cgroups}
 }
 
 // UpdateSandboxResources writes the pod cgroup's new limits.
@@ -167,10 +94,7 @@ func (b *Backend) UpdateSandboxResources(_ context.Context, id string, r runtime
 	if err != nil {
 		return err
 	}
-	if err := b.ensurePodCgroup(rec.CgroupParent); err != nil {
-		return err
-	}
-	return cgroups.WritePod(cgroups.Root, rec.CgroupParent, b.host.Cgroups, cgroups.UpdateResources(r, b.host.Cgroups))
+	return b.podCgroup(rec).Update(r)
 }
 
 // RemoveSandbox removes the pod's containers, ends its pause process and
@@ -211,7 +135,7 @@ func (b *Backend) tearDownSandbox(rec *sandboxRecord, dir string) error {
 			return fmt.Errorf("unmounting the pod's /dev/shm: %w", err)
 		}
 	}
-	removeCgroup(rec.CgroupParent)
+	b.podCgroup(rec).Remove()
 	if rec.SELinux.Process != "" {
 		b.sel.Release(rec.SELinux.Process)
 	}
@@ -220,16 +144,6 @@ func (b *Backend) tearDownSandbox(rec *sandboxRecord, dir string) error {
 	}
 	b.index.removeSandbox(rec.Config.PodUID, rec.ID)
 	return nil
-}
-
-// removeCgroup removes a cgroup from every hierarchy it is in; one still
-// busy stays (its processes are going).
-func removeCgroup(path string) {
-	dirs, _ := filepath.Glob(filepath.Join(cgroups.Root, "*", path))
-	dirs = append(dirs, filepath.Join(cgroups.Root, path))
-	for _, d := range dirs {
-		_ = os.Remove(d)
-	}
 }
 
 // sandboxOf is what the core sees of a sandbox.
