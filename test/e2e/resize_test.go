@@ -240,7 +240,9 @@ func checkPodStatusResources(t *testing.T, p *v1.Pod, want v1.ResourceRequiremen
 }
 
 // expectPodCgroup compares the CFS quota and memory limit of the pod's
-// cgroup (cgroup v1), the parent of its running container's, on the host.
+// cgroup (cgroup v1) on the host: the ancestor of its running container's
+// cgroup named after the pod's UID, as the kubelet names it and the
+// upstream specs look for it.
 func expectPodCgroup(t *testing.T, p *v1.Pod, want string) {
 	t.Helper()
 	var pid int
@@ -257,9 +259,12 @@ func expectPodCgroup(t *testing.T, p *v1.Pod, want string) {
 	for _, line := range strings.Split(string(b), "\n") {
 		if f := strings.SplitN(line, ":", 3); len(f) == 3 {
 			for _, c := range strings.Split(f[1], ",") {
-				paths[c] = path.Dir(f[2])
+				paths[c] = podCgroupAbove(f[2], string(p.UID))
 			}
 		}
+	}
+	if paths["cpu"] == "" || paths["memory"] == "" {
+		t.Fatalf("pod %s: no cgroup named after its UID above its container's (%s)", p.Name, b)
 	}
 	files := []string{path.Join("/sys/fs/cgroup/cpu", paths["cpu"], "cpu.cfs_quota_us"), path.Join("/sys/fs/cgroup/memory", paths["memory"], "memory.limit_in_bytes")}
 	framework.Eventually(t, 30*time.Second, "pod cgroup settings "+want, func() (bool, error) {
@@ -273,4 +278,16 @@ func expectPodCgroup(t *testing.T, p *v1.Pod, want string) {
 		}
 		return strings.Join(got, " ") == want, nil
 	})
+}
+
+// podCgroupAbove is the ancestor of cgroup named "pod<uid>" (dashes as
+// underscores, cgroupfs style), or "".
+func podCgroupAbove(cgroup, uid string) string {
+	name := "pod" + strings.ReplaceAll(uid, "-", "_")
+	for dir := path.Dir(cgroup); dir != "/" && dir != "."; dir = path.Dir(dir) {
+		if path.Base(dir) == name {
+			return dir
+		}
+	}
+	return ""
 }

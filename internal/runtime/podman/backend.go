@@ -64,6 +64,9 @@ type Backend struct {
 	limits     podmanservice.Limits
 	rlimits    []libpod.RLimit
 	cg         cgroups.Host
+	// podCgroups: runlet makes each pod's cgroup and podman the pod's
+	// below it (see ownsPodCgroups).
+	podCgroups bool
 	ooms       *hostproc.OOMRecorder
 	stopOOMs   func()
 
@@ -229,6 +232,7 @@ func (b *Backend) detect(ctx context.Context) error {
 	b.info = info
 	b.ociRuntime = chooseOCIRuntime(info, b.opts.OCIRuntime, !b.remote)
 	b.cg = cgroups.Detect(info.Host.CgroupVersion == "v2")
+	b.podCgroups = ownsPodCgroups(info, b.remote)
 	b.ooms = hostproc.NewOOMRecorder(cgroups.Root, b.cg.V2)
 	b.host = runtime.HostInfo{
 		RuntimeName:    "podman",

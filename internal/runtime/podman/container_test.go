@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/cgroups"
 	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/internal/runtime/runtimetest"
 )
@@ -42,6 +45,18 @@ func TestCreateSandboxFreesHeldInfraName(t *testing.T) {
 		Namespace: "runlet-test", Name: "held-infra", Labels: map[string]string{}}
 	spec := podSpec(cfg)
 	t.Cleanup(func() { _ = b.client.RemovePod(context.Background(), spec.Name) })
+	// podman leaves the cgroup of the pod whose create failed (cgroup v1).
+	t.Cleanup(func() {
+		pc := b.podCgroup(cgroups.PodCgroupPath(cfg.PodUID))
+		left, _ := os.ReadDir(filepath.Join(cgroups.Root, "cpu", pc.Path))
+		var names []string
+		for _, e := range left {
+			if e.IsDir() {
+				names = append(names, e.Name())
+			}
+		}
+		pc.Remove(names...)
+	})
 	leftover, err := b.client.CreateContainer(ctx, libpod.ContainerSpec{Name: spec.InfraName, Image: runtimetest.Image, Command: []string{"true"}})
 	if err != nil {
 		t.Fatalf("creating the leftover holding %s: %v", spec.InfraName, err)

@@ -3,6 +3,7 @@ package podman
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/runlet/runlet/internal/netns"
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/cgroups"
 	"golang.org/x/sys/unix"
 )
 
@@ -21,7 +23,7 @@ func TestSandboxInCoreNetnsStartsWithFirstContainer(t *testing.T) {
 	b := realBackend(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sb := netnsSandbox(ctx, t, b, "netns-first-start", "10.250.0.7", runtime.Resources{})
+	sb := netnsSandbox(ctx, t, b, "netns-first-start", "10.250.0.7", nil)
 	if sb.State != runtime.SandboxReady || len(sb.IPs) != 1 || sb.IPs[0] != "10.250.0.7" {
 		t.Fatalf("CreateSandbox = %s %v; want ready with the network's address", sb.State, sb.IPs)
 	}
@@ -56,31 +58,60 @@ func TestSandboxInCoreNetnsStartsWithFirstContainer(t *testing.T) {
 	}
 }
 
-// When the infra cannot start (a pod cgroup too small for it), the first
-// container's start says so as the sandbox's failure, with podman's reason,
-// which its container start alone does not give.
+// When the infra cannot start (a pod sysctl the kernel does not have), the
+// first container's start says so as the sandbox's failure, with the
+// runtime's reason, which its container start alone does not give.
 func TestFirstStartReportsTheSandboxFailure(t *testing.T) {
 	b := realBackend(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sb := netnsSandbox(ctx, t, b, "netns-tiny-cgroup", "10.250.0.8", runtime.Resources{MemoryBytes: 1024})
+	sb := netnsSandbox(ctx, t, b, "netns-bad-sysctl", "10.250.0.8", func(cfg *runtime.SandboxConfig) {
+		cfg.Sysctls = map[string]string{"net.ipv4.runlet_no_such_sysctl": "1"}
+	})
 	id, err := b.CreateContainer(ctx, sb.ID, testContainer(sb, "c", "sleep", "600"))
 	if err != nil {
 		t.Fatalf("CreateContainer: %v", err)
 	}
 	err = b.StartContainer(ctx, id)
-	if !errors.Is(err, runtime.ErrSandboxStart) || !strings.Contains(err.Error(), "cgroup") {
-		t.Errorf("StartContainer = %v; want ErrSandboxStart with the cgroup's refusal", err)
+	if !errors.Is(err, runtime.ErrSandboxStart) || !strings.Contains(err.Error(), "runlet_no_such_sysctl") {
+		t.Errorf("StartContainer = %v; want ErrSandboxStart with the runtime's refusal", err)
+	}
+}
+
+// A pod cgroup too small for anything is refused when the sandbox is made,
+// with the kernel's answer, and leaves no pod behind.
+func TestTinyPodCgroupRefused(t *testing.T) {
+	b := realBackend(t)
+	if !b.podCgroups {
+		t.Skip("podman makes the pod cgroups here: its infra start refuses the limit")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := testSandbox("0f6c2f1e-netns-tiny-cgroup", "netns-tiny-cgroup")
+	cfg.NetNS, cfg.IPs, cfg.Resources = pinnedNetns(t), []string{"10.250.0.9"}, runtime.Resources{MemoryBytes: 1024}
+	_, err := b.CreateSandbox(ctx, cfg)
+	if err == nil || !strings.Contains(err.Error(), "cgroup") {
+		t.Fatalf("CreateSandbox = %v; want the pod cgroup's refusal", err)
+	}
+	listed, _, err := b.List(ctx, runtime.ListFilter{PodUID: cfg.PodUID})
+	if err != nil || len(listed) != 0 {
+		t.Errorf("after the refusal: %d sandboxes of the pod listed (%v); want none", len(listed), err)
+	}
+	if _, err := os.Stat(filepath.Join(cgroups.Root, "memory", cgroups.PodCgroupPath(cfg.PodUID))); !os.IsNotExist(err) {
+		t.Errorf("the pod cgroup is left behind (%v)", err)
 	}
 }
 
 // netnsSandbox creates a sandbox named name in a network namespace pinned
 // for the test, with the address the core's network would have given it,
 // and removes it at the end.
-func netnsSandbox(ctx context.Context, t *testing.T, b *Backend, name, ip string, res runtime.Resources) runtime.Sandbox {
+func netnsSandbox(ctx context.Context, t *testing.T, b *Backend, name, ip string, mod func(*runtime.SandboxConfig)) runtime.Sandbox {
 	t.Helper()
 	cfg := testSandbox("0f6c2f1e-"+name, name)
-	cfg.Hostname, cfg.NetNS, cfg.IPs, cfg.Resources = name, pinnedNetns(t), []string{ip}, res
+	cfg.Hostname, cfg.NetNS, cfg.IPs = name, pinnedNetns(t), []string{ip}
+	if mod != nil {
+		mod(&cfg)
+	}
 	sb, err := b.CreateSandbox(ctx, cfg)
 	if err != nil {
 		t.Fatalf("CreateSandbox: %v", err)

@@ -129,27 +129,17 @@ func podSpec(cfg runtime.SandboxConfig) libpod.PodSpec {
 func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) (runtime.Sandbox, error) {
 	spec := podSpec(cfg)
 	b.applyPodSecurity(&spec, cfg)
-	id, err := b.client.CreatePod(ctx, spec)
-	// A pod and its infra container hold two names, a leftover may hold
-	// both, and a create refused on the infra name leaves a pod behind.
-	for try := 0; try < 4 && b.freeHeldName(ctx, err, spec.Name); try++ {
-		id, err = b.client.CreatePod(ctx, spec)
-	}
+	id, err := b.createPod(ctx, spec)
 	if err != nil {
-		return runtime.Sandbox{}, wrapf(err, "creating pod %s", spec.Name)
+		return runtime.Sandbox{}, err
 	}
-	var userNSIPs []string
-	switch {
-	case cfg.UserNS != nil && cfg.AttachNetwork != nil:
-		if userNSIPs, err = b.startUserNSPod(ctx, id, spec.InfraName, cfg); err != nil {
-			_ = b.client.RemovePod(context.WithoutCancel(ctx), id)
-			return runtime.Sandbox{}, wrapf(err, "starting pod %s", spec.Name)
+	userNSIPs, err := b.readyPod(ctx, id, spec, cfg)
+	if err != nil {
+		_ = b.client.RemovePod(context.WithoutCancel(ctx), id)
+		if spec.CgroupParent != "" {
+			b.podCgroup(spec.CgroupParent).Remove()
 		}
-	case cfg.NetNS == "":
-		if err := b.client.StartPod(ctx, id); err != nil {
-			_ = b.client.RemovePod(context.WithoutCancel(ctx), id)
-			return runtime.Sandbox{}, wrapf(infraHint(err), "starting pod %s", spec.Name)
-		}
+		return runtime.Sandbox{}, err
 	}
 	meta, err := b.sandboxMeta(ctx, id, spec.InfraName)
 	if err != nil {
@@ -162,6 +152,40 @@ func (b *Backend) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) 
 		ID: id, PodUID: cfg.PodUID, Namespace: cfg.Namespace, Name: cfg.Name,
 		State: runtime.SandboxReady, IPs: meta.ips, NetNS: cfg.NetNS, CreatedAt: meta.created, Labels: meta.labels,
 	}, nil
+}
+
+func (b *Backend) createPod(ctx context.Context, spec libpod.PodSpec) (string, error) {
+	id, err := b.client.CreatePod(ctx, spec)
+	// A pod and its infra container hold two names, a leftover may hold
+	// both, and a create refused on the infra name leaves a pod behind.
+	for try := 0; try < 4 && b.freeHeldName(ctx, err, spec.Name); try++ {
+		id, err = b.client.CreatePod(ctx, spec)
+	}
+	return id, wrapf(err, "creating pod %s", spec.Name)
+}
+
+// readyPod sets the pod cgroup runlet made and starts the infra where the
+// pod's network needs it now; it returns the addresses of a pod in a user
+// namespace of its own.
+func (b *Backend) readyPod(ctx context.Context, id string, spec libpod.PodSpec, cfg runtime.SandboxConfig) ([]string, error) {
+	// Set once podman's pod cgroup is below it, which keeps a removal of
+	// an earlier sandbox of the pod from taking it away (a cgroup with
+	// another below it stays), and before any process runs in it.
+	if spec.CgroupParent != "" {
+		if err := b.podCgroup(spec.CgroupParent).Make(cfg.Resources); err != nil {
+			return nil, fmt.Errorf("pod %s: %w", spec.Name, err)
+		}
+	}
+	switch {
+	case cfg.UserNS != nil && cfg.AttachNetwork != nil:
+		ips, err := b.startUserNSPod(ctx, id, spec.InfraName, cfg)
+		return ips, wrapf(err, "starting pod %s", spec.Name)
+	case cfg.NetNS == "":
+		if err := b.client.StartPod(ctx, id); err != nil {
+			return nil, wrapf(infraHint(err), "starting pod %s", spec.Name)
+		}
+	}
+	return nil, nil
 }
 
 // sandboxReady tells a pod's sandbox ready from its infra container's state
@@ -263,13 +287,19 @@ func containerIPs(c libpod.InspectContainer) []string {
 
 // RemoveSandbox kills and removes the pod and all its containers at once.
 // Grace periods are runlet's business (StopContainer) and done by now.
-// Removing a pod that is already gone is not an error.
+// Removing a pod that is already gone is not an error. The cgroup runlet
+// made for the pod goes with its last sandbox.
 func (b *Backend) RemoveSandbox(ctx context.Context, id string) error {
+	podCgroup, podID := b.podCgroupOf(ctx, id)
 	err := retryBusy(ctx, func() error { return b.client.RemovePod(ctx, id) })
 	if errors.Is(err, runtime.ErrNotFound) {
 		err = nil
 	}
 	if err == nil {
+		if podCgroup != "" {
+			// Another sandbox of the pod keeps it.
+			b.podCgroup(podCgroup).Remove(podID)
+		}
 		b.mu.Lock()
 		delete(b.sandboxes, id)
 		b.mu.Unlock()
@@ -302,7 +332,7 @@ func (b *Backend) freeHeldName(ctx context.Context, err error, podName string) b
 	var rmErr error
 	switch holder := nameHolder(err); {
 	case podNameHeld(err):
-		rmErr = b.client.RemovePod(ctx, podName)
+		rmErr = b.RemoveSandbox(ctx, podName)
 	case holder != "":
 		rmErr = b.client.RemoveContainer(ctx, holder)
 	default:

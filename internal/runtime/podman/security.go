@@ -86,5 +86,10 @@ func (b *Backend) applyPodSecurity(spec *libpod.PodSpec, cfg runtime.SandboxConf
 	if len(cfg.Sysctls) > 0 {
 		spec.Sysctl = cfg.Sysctls
 	}
+	if b.podCgroups {
+		// Its limits are runlet's to write (CreateSandbox).
+		spec.CgroupParent = cgroups.PodCgroupPath(cfg.PodUID)
+		return
+	}
 	spec.ResourceLimits = cgroups.Resources(cfg.Resources, b.cg, false)
 }

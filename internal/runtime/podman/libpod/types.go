@@ -34,6 +34,8 @@ type PodSpec struct {
 	NetNS            *Namespace        `json:"netns,omitempty"`
 	UtsNS            *Namespace        `json:"utsns,omitempty"`
 	PortMappings     []PortMapping     `json:"portmappings,omitempty"`
+	// CgroupParent is where podman makes the pod's cgroup.
+	CgroupParent string `json:"cgroup_parent,omitempty"`
 	PodSecuritySpec
 }
 
@@ -183,9 +185,11 @@ type InspectPod struct {
 	State            string            `json:"State"`
 	Labels           map[string]string `json:"Labels"`
 	InfraContainerID string            `json:"InfraContainerID"`
-	// CgroupPath is the pod cgroup, below the hierarchies' root.
-	CgroupPath string `json:"CgroupPath"`
-	Containers []struct {
+	// CgroupPath is the pod cgroup, below the hierarchies' root, in
+	// CgroupParent.
+	CgroupPath   string `json:"CgroupPath"`
+	CgroupParent string `json:"CgroupParent"`
+	Containers   []struct {
 		ID    string `json:"Id"`
 		State string `json:"State"`
 	} `json:"Containers"`
