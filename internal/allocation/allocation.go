@@ -96,12 +96,21 @@ func (m *Manager) SetAllocated(pod *v1.Pod) error {
 	defer m.mu.Unlock()
 	// What each container without a record of its own was given is the old
 	// allocation: recorded now, before the allocation moves.
-	for name, r := range m.st.Allocated[pod.UID] {
+	old := m.st.Allocated[pod.UID]
+	for name, r := range old {
 		if _, ok := m.st.Actuated[pod.UID][name]; !ok {
 			m.actuated(pod.UID)[name] = r
 		}
 	}
-	m.st.Allocated[pod.UID] = specResources(pod)
+	next := specResources(pod)
+	// Pod-level resources a resize adds were applied as none: the pod's
+	// cgroup holds its containers' sum until the resize moves it.
+	if _, had := old[PodLevel]; old != nil && !had {
+		if _, adds := next[PodLevel]; adds {
+			m.actuated(pod.UID)[PodLevel] = v1.ResourceRequirements{}
+		}
+	}
+	m.st.Allocated[pod.UID] = next
 	return m.saveLocked()
 }
 

@@ -161,6 +161,34 @@ func TestPodLevelResources(t *testing.T) {
 	}
 }
 
+// TestPodLevelResourcesAdded: a resize that gives a pod its first pod-level
+// resources leaves them unapplied until the pod cgroup takes them.
+func TestPodLevelResourcesAdded(t *testing.T) {
+	m, err := New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Admit(pod("100m")); err != nil {
+		t.Fatal(err)
+	}
+	added := withPodCPU("100m", "1")
+	if !m.ResizeRequested(added) {
+		t.Fatal("adding pod-level resources is not a resize request")
+	}
+	if err := m.SetAllocated(added); err != nil {
+		t.Fatal(err)
+	}
+	if act, ok := m.Actuated("uid", PodLevel); !ok || len(act.Limits)+len(act.Requests) != 0 {
+		t.Errorf("actuated pod-level after they were added = %v %v, want none applied", act, ok)
+	}
+	if err := m.SetActuated("uid", PodLevel, *added.Spec.Resources); err != nil {
+		t.Fatal(err)
+	}
+	if act, _ := m.Actuated("uid", PodLevel); act.Limits.Cpu().String() != "1" {
+		t.Errorf("actuated pod-level once applied = %v, want 1", act)
+	}
+}
+
 // TestCheckpointWithoutPodLevel: a pod allocated before pod-level resources
 // were kept is no resize request when seen again after an upgrade.
 func TestCheckpointWithoutPodLevel(t *testing.T) {
