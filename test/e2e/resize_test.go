@@ -259,7 +259,7 @@ func expectPodCgroup(t *testing.T, p *v1.Pod, want string) {
 	for _, line := range strings.Split(string(b), "\n") {
 		if f := strings.SplitN(line, ":", 3); len(f) == 3 {
 			for _, c := range strings.Split(f[1], ",") {
-				paths[c] = podCgroupAbove(f[2], string(p.UID))
+				paths[c] = framework.PodCgroupAbove(f[2], p.UID)
 			}
 		}
 	}
@@ -278,16 +278,4 @@ func expectPodCgroup(t *testing.T, p *v1.Pod, want string) {
 		}
 		return strings.Join(got, " ") == want, nil
 	})
-}
-
-// podCgroupAbove is the ancestor of cgroup named "pod<uid>" (dashes as
-// underscores, cgroupfs style), or "".
-func podCgroupAbove(cgroup, uid string) string {
-	name := "pod" + strings.ReplaceAll(uid, "-", "_")
-	for dir := path.Dir(cgroup); dir != "/" && dir != "."; dir = path.Dir(dir) {
-		if path.Base(dir) == name {
-			return dir
-		}
-	}
-	return ""
 }

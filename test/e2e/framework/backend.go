@@ -78,7 +78,12 @@ func sandboxes(uid types.UID) ([]BackendSandbox, error) {
 	pods, err := podmanPods("label=" + LabelPodUID + "=" + string(uid))
 	for _, p := range pods {
 		cg, _ := PodmanCLIE("pod", "inspect", "--format", "{{.CgroupPath}}", p.ID)
-		out = append(out, BackendSandbox{ID: p.ID, Labels: p.Labels, CgroupParent: strings.TrimSpace(cg)})
+		cg = strings.TrimSpace(cg)
+		// Where runlet owns pod cgroups, podman's own sits below runlet's.
+		if own := PodCgroupAbove(cg, uid); own != "" {
+			cg = own
+		}
+		out = append(out, BackendSandbox{ID: p.ID, Labels: p.Labels, CgroupParent: cg})
 	}
 	return out, err
 }
@@ -354,6 +359,18 @@ func runcRoot(roots []string, id string) string {
 	for _, root := range roots {
 		if fileExists(filepath.Join(root, "c", id, "container.json")) {
 			return root
+		}
+	}
+	return ""
+}
+
+// PodCgroupAbove is cgroup itself or its ancestor named "pod<uid>" (dashes
+// as underscores, cgroupfs style), or "".
+func PodCgroupAbove(cgroup string, uid types.UID) string {
+	name := "pod" + strings.ReplaceAll(string(uid), "-", "_")
+	for dir := cgroup; dir != "/" && dir != "."; dir = filepath.Dir(dir) {
+		if filepath.Base(dir) == name {
+			return dir
 		}
 	}
 	return ""
