@@ -79,13 +79,13 @@ func (c PodCgroup) Update(r runtime.Resources) error {
 	return WritePod(c.Root, c.Path, c.Host, UpdateResources(r, c.Host))
 }
 
-// Procs are the cgroup.procs files of the cgroup where it exists: in the
-// CPU and memory hierarchies (v1), or its one cgroup (v2).
-func (c PodCgroup) Procs() []string {
+// Dirs are the cgroup's directories where it exists: in the CPU and
+// memory hierarchies (v1), or its one cgroup (v2).
+func (c PodCgroup) Dirs() []string {
 	var out []string
 	for _, d := range c.dirs() {
 		if st, err := os.Stat(d); err == nil && st.IsDir() {
-			out = append(out, filepath.Join(d, "cgroup.procs"))
+			out = append(out, d)
 		}
 	}
 	return out

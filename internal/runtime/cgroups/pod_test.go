@@ -32,8 +32,8 @@ func TestPodCgroupV1(t *testing.T) {
 	wantFiles(t, cpu, map[string]string{"cpu.shares": "512", "cpu.cfs_quota_us": "50000"})
 	wantFiles(t, mem, map[string]string{"memory.limit_in_bytes": "33554432"})
 	wantFiles(t, pids, map[string]string{"pids.max": "100"})
-	if got := c.Procs(); len(got) != 2 || got[0] != filepath.Join(cpu, "cgroup.procs") {
-		t.Errorf("Procs = %v, want the cpu and memory cgroup.procs", got)
+	if got := c.Dirs(); len(got) != 2 || got[0] != cpu || got[1] != mem {
+		t.Errorf("Dirs = %v, want the cpu and memory cgroups", got)
 	}
 
 	if err := c.Update(runtime.Resources{CPUShares: 2}); err != nil {
@@ -64,8 +64,8 @@ func TestPodCgroupMakeNothingToLimit(t *testing.T) {
 	if err := c.Make(runtime.Resources{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Procs(); len(got) != 0 {
-		t.Errorf("Procs = %v, want none", got)
+	if got := c.Dirs(); len(got) != 0 {
+		t.Errorf("Dirs = %v, want none", got)
 	}
 }
 

@@ -64,10 +64,10 @@ func (b *Backend) setUpSandbox(ctx context.Context, rec *sandboxRecord, dir stri
 	if !ns.UTS {
 		hostname = ""
 	}
-	// The pause process joins the pod cgroup, as the kubelet's pause
+	// The pause process is made in the pod cgroup, as the kubelet's pause
 	// container runs in it; on v1 it stays out of the pids hierarchy, whose
 	// limit counts its runtime's threads where the kubelet's pause has one.
-	p, err := pause.Start(pause.Config{Namespaces: ns, Hostname: hostname, CgroupProcs: b.podCgroup(rec).Procs(), UserNS: cfg.UserNS})
+	p, err := pause.Start(pause.Config{Namespaces: ns, Hostname: hostname, Cgroups: b.podCgroup(rec).Dirs(), UserNS: cfg.UserNS})
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,12 +43,11 @@ type Config struct {
 	Namespaces
 	// Hostname names a new UTS namespace.
 	Hostname string
-	// CgroupProcs are the cgroup.procs files of the pod's cgroups. The
-	// process is moved into them and then executes itself anew, so that
-	// all of its memory is charged to the pod, as the kubelet's pause
-	// container's is: a pod whose limits cannot hold it fails to get a
-	// sandbox.
-	CgroupProcs []string
+	// Cgroups are the directories of the pod's cgroups. The process is
+	// made in them, so that all of its memory is charged to the pod, as the
+	// kubelet's pause container's is: a pod whose limits cannot hold it
+	// fails to get a sandbox.
+	Cgroups []string
 	// UserNS, when set, is the pod's own user namespace, made with the
 	// process: it then owns the process's other new namespaces, which the
 	// pod's containers can only join from inside it. The process is the
@@ -60,47 +58,34 @@ type Config struct {
 // Start starts a pause process as cfg says and returns its PID and start
 // time (Identity).
 func Start(cfg Config) (Process, error) {
-	cmd := command(cfg)
 	ready, w, err := os.Pipe()
 	if err != nil {
 		return Process{}, err
 	}
 	defer ready.Close()
-	cmd.ExtraFiles = []*os.File{w}
-	var moved *os.File
-	if len(cfg.CgroupProcs) > 0 {
-		r, mw, err := os.Pipe()
-		if err != nil {
-			w.Close()
-			return Process{}, err
-		}
-		defer r.Close()
-		moved = mw
-		defer moved.Close()
-		cmd.ExtraFiles = append(cmd.ExtraFiles, r)
-	}
-	err = cmd.Start()
+	cmd, err := startIn(func() *exec.Cmd {
+		cmd := command(cfg)
+		cmd.ExtraFiles = []*os.File{w}
+		return cmd
+	}, cfg.Cgroups)
 	w.Close()
 	if err != nil {
+		// A fork the pod's memory cgroup cannot hold fails with ENOMEM, or
+		// ENFILE where the kernel cannot charge the new task's files.
+		if len(cfg.Cgroups) > 0 && (errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.ENFILE)) {
+			return Process{}, fmt.Errorf("%w (%v)", tooLittleMemory(cfg), err)
+		}
 		return Process{}, fmt.Errorf("starting the pause process: %w", err)
 	}
 	// Reaped here while runlet lives; after a restart, by init.
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	p := Process{PID: cmd.Process.Pid}
-	if moved != nil {
-		if err := moveInto(p.PID, cfg.CgroupProcs); err != nil {
-			_ = cmd.Process.Kill()
-			return Process{}, err
-		}
-		_, _ = moved.Write([]byte{1})
-	}
 	// It writes a byte once the pod is named: a container that joins its
 	// UTS namespace sees the pod's name. A failure writes why instead.
 	_ = ready.SetReadDeadline(time.Now().Add(readyTimeout))
 	answer, _ := io.ReadAll(io.LimitReader(ready, 512))
 	if len(answer) == 1 && answer[0] == 1 {
-		// Its identity now: the cgroups' exec is behind it.
 		if p.StartTime, err = startTime(p.PID); err == nil {
 			return p, nil
 		}
@@ -120,9 +105,6 @@ func command(cfg Config) *exec.Cmd {
 	cmd.Env = []string{pauseproc.EnvHostname + "=" + hostname, "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "GOMAXPROCS=1"}
 	if ns.Net {
 		cmd.Env = append(cmd.Env, pauseproc.EnvLoopback+"=1")
-	}
-	if len(cfg.CgroupProcs) > 0 {
-		cmd.Env = append(cmd.Env, pauseproc.EnvReexec+"=1")
 	}
 	cmd.Dir = "/"
 	var flags uintptr
@@ -156,17 +138,6 @@ func procIDMaps(m []runtime.IDMapping) []syscall.SysProcIDMap {
 	return out
 }
 
-// moveInto moves the process into the pod's cgroups: from runlet, as a
-// process in a user namespace of its own may not write the host's cgroups.
-func moveInto(pid int, procs []string) error {
-	for _, f := range procs {
-		if err := os.WriteFile(f, []byte(strconv.Itoa(pid)), 0o644); err != nil {
-			return fmt.Errorf("the pause process joining the pod's cgroup: %w", err)
-		}
-	}
-	return nil
-}
-
 // startError says why a pause process did not come up.
 func startError(cfg Config, answer string, exited <-chan error) error {
 	if len(answer) > 1 {
@@ -178,12 +149,16 @@ func startError(cfg Config, answer string, exited <-chan error) error {
 	case <-time.After(time.Second):
 	}
 	var ee *exec.ExitError
-	if errors.As(err, &ee) && len(cfg.CgroupProcs) > 0 {
+	if errors.As(err, &ee) && len(cfg.Cgroups) > 0 {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-			return fmt.Errorf("the pause process was killed in the pod's cgroup %s: its memory limit is too low for the sandbox", filepath.Dir(cfg.CgroupProcs[0]))
+			return tooLittleMemory(cfg)
 		}
 	}
 	return fmt.Errorf("the pause process did not set up the pod's namespaces (hostname %q or loopback refused, or no answer within %v): %v", cfg.Hostname, readyTimeout, err)
+}
+
+func tooLittleMemory(cfg Config) error {
+	return fmt.Errorf("the pause process could not run in the pod's cgroup %s: its memory limit is too low for the sandbox", cfg.Cgroups[len(cfg.Cgroups)-1])
 }
 
 // Process is a process known by PID and start time, so that a PID reused

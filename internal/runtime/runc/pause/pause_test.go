@@ -83,7 +83,7 @@ func memoryCgroup(t *testing.T, limit string) string {
 
 func TestPauseRunsInThePodCgroup(t *testing.T) {
 	dir := memoryCgroup(t, "64M")
-	p, err := Start(Config{Namespaces: Namespaces{UTS: true}, Hostname: "pod-b", CgroupProcs: []string{filepath.Join(dir, "cgroup.procs")}})
+	p, err := Start(Config{Namespaces: Namespaces{UTS: true}, Hostname: "pod-b", Cgroups: []string{dir}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestPauseRunsInThePodCgroup(t *testing.T) {
 
 func TestPauseBeyondThePodsMemoryLimit(t *testing.T) {
 	dir := memoryCgroup(t, "4096")
-	_, err := Start(Config{CgroupProcs: []string{filepath.Join(dir, "cgroup.procs")}})
+	_, err := Start(Config{Cgroups: []string{dir}})
 	if err == nil || !strings.Contains(err.Error(), "memory limit is too low") || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("Start in a cgroup limited to 4 KiB: %v; want the cgroup and its memory limit named", err)
 	}

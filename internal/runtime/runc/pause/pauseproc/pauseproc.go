@@ -4,10 +4,9 @@
 //
 // It imports only the standard library, x/sys and netns/loopback. Go
 // initialises the packages of a binary by import path among those whose
-// imports are ready, so this one runs about 2 ms after exec, before the
-// Kubernetes and telemetry packages that take runlet's binary over 10 ms
-// to initialise. The pause process is executed twice per pod, and a runc
-// sandbox's start would wait for those packages both times.
+// imports are ready, so this one runs before the Kubernetes and telemetry
+// packages, which take runlet's binary tens of milliseconds to initialise:
+// a runc sandbox's start would wait for them.
 package pauseproc
 
 import (
@@ -22,39 +21,18 @@ import (
 // Arg0 marks a process started as a pod's pause process.
 const Arg0 = "runlet-pause"
 
-// EnvHostname carries the pod's hostname to the pause process,
+// EnvHostname carries the pod's hostname to the pause process, and
 // EnvLoopback asks it to bring up the loopback of a network namespace of
-// its own, and EnvReexec to execute itself anew once its starter has moved
-// it into the pod's cgroups.
+// its own.
 const (
 	EnvHostname = "RUNLET_PAUSE_HOSTNAME"
 	EnvLoopback = "RUNLET_PAUSE_LOOPBACK"
-	EnvReexec   = "RUNLET_PAUSE_REEXEC"
 )
 
 func init() {
 	if len(os.Args) > 0 && os.Args[0] == Arg0 {
-		if os.Getenv(EnvReexec) != "" {
-			os.Exit(reexecWhenMoved())
-		}
 		os.Exit(run())
 	}
-}
-
-// reexecWhenMoved waits until the starter has moved the process into the
-// pod's cgroups (fd 4 gives a byte) and executes it again there: the new
-// image's memory is all charged to the pod. A failure is written to the
-// starter's pipe.
-func reexecWhenMoved() int {
-	moved := os.NewFile(4, "moved")
-	if n, _ := moved.Read(make([]byte, 1)); n != 1 {
-		return 1
-	}
-	moved.Close()
-	_ = os.Unsetenv(EnvReexec)
-	err := unix.Exec("/proc/self/exe", []string{Arg0}, os.Environ())
-	_, _ = os.NewFile(3, "ready").WriteString("re-executing in the pod's cgroup: " + err.Error())
-	return 1
 }
 
 // run is the pause process: name the pod, then reap and wait until killed.
