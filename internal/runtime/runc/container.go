@@ -194,7 +194,7 @@ func (b *Backend) start(ctx context.Context, rec *containerRecord) error {
 		err = errors.Join(err1, err2)
 	}
 	if err == nil {
-		_, err = b.runcCmd(ctx, "start", rec.ID)
+		err = b.release(ctx, rec)
 	}
 	rec.StartedAt = time.Now()
 	if err != nil {

@@ -6,10 +6,12 @@
 // network made, and a tmpfs for the pod's /dev/shm. Each container has a
 // bundle: its config.json from package ocispec, and an overlay root
 // filesystem whose lower layers are the image's layers in package
-// imagestore (fuse-overlayfs where the kernel refuses the overlay). conmon, installed with podman, runs `runc create` for it and
-// stays beside it: it holds the container's stdio, writes its log in the
-// CRI format, serves attach, and writes its exit code to the exit
-// directory, so that containers outlive runlet.
+// imagestore (fuse-overlayfs where the kernel refuses the overlay). conmon,
+// installed with podman, runs `runc create` for it and stays beside it: it
+// holds the container's stdio, writes its log in the CRI format, serves
+// attach, and writes its exit code to the exit directory, so that
+// containers outlive runlet. The start is runc's exec FIFO handshake, done
+// in runlet (release), which saves a runc process per container.
 //
 // A pod with a user namespace of its own (hostUsers: false) has its pause
 // process make that namespace first, so that it owns the pod's others, the
