@@ -73,14 +73,18 @@ func benchRawRunc(t *testing.T, ctx context.Context, cfg config, images string, 
 		if err != nil {
 			return err
 		}
+		// A BestEffort pod's cgroup, as runlet's core sets it.
 		sb, err := be.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: name, Namespace: "bench", Name: name, Hostname: name,
-			NetNS: a.NetNS, IPs: a.IPs, Labels: map[string]string{framework.LabelPodUID: name}})
+			NetNS: a.NetNS, IPs: a.IPs, Labels: map[string]string{framework.LabelPodUID: name}, Resources: runtime.Resources{CPUShares: 2}})
 		if err != nil {
 			return err
 		}
 		sandboxes = append(sandboxes, sb.ID)
+		// Unconfined, as runlet's core asks for a container without a
+		// seccompProfile (the kubelet's default, --seccomp-default off).
 		id, err := be.CreateContainer(ctx, sb.ID, runtime.ContainerConfig{Name: "c", Image: framework.BusyboxImage,
-			Command: []string{"sleep", "3600"}, Labels: map[string]string{framework.LabelPodUID: name}})
+			Command: []string{"sleep", "3600"}, Labels: map[string]string{framework.LabelPodUID: name},
+			Security: runtime.SecurityConfig{Seccomp: runtime.SeccompProfile{Type: runtime.SeccompUnconfined}}})
 		if err != nil {
 			return err
 		}
