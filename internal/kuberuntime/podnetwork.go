@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/runlet/runlet/internal/network/cni"
@@ -36,10 +37,15 @@ const networkNotReady = "network is not ready"
 // namespace on the pod network, and the sandbox joins it. Without a pod
 // network (a remote backend) the backend's own serves. A pod in a user
 // namespace of its own gets its network once the backend has made the
-// namespace inside it (runtime.SandboxConfig.AttachNetwork).
-func (m *Manager) attachNetwork(ctx context.Context, pod *v1.Pod, cfg *runtime.SandboxConfig) error {
+// namespace inside it (runtime.SandboxConfig.AttachNetwork). With a
+// backend that makes a sandbox beside its network
+// (Capabilities.NetworkBeside), the set-up starts now and the backend
+// takes its addresses. wait, never nil, ends with the set-up: a sandbox
+// that is not made waits for it before its network is released.
+func (m *Manager) attachNetwork(ctx context.Context, pod *v1.Pod, cfg *runtime.SandboxConfig) (wait func() error, err error) {
+	wait = func() error { return nil }
 	if m.network == nil || pod.Spec.HostNetwork {
-		return nil
+		return wait, nil
 	}
 	p := cni.Pod{UID: string(pod.UID), Namespace: pod.Namespace, Name: pod.Name}
 	for _, pm := range cfg.Ports {
@@ -53,16 +59,42 @@ func (m *Manager) attachNetwork(ctx context.Context, pod *v1.Pod, cfg *runtime.S
 			p.Sysctls[k] = v
 		}
 	}
-	if cfg.UserNS != nil {
+	switch {
+	case cfg.UserNS != nil:
 		cfg.NetNS = m.network.NewNetNSPath()
 		cfg.AttachNetwork = func(ctx context.Context, source string) ([]string, error) {
 			p.NetNSSource, p.NetNSPath = source, cfg.NetNS
 			err := m.setUpNetwork(ctx, pod, p, cfg)
 			return cfg.IPs, err
 		}
-		return nil
+		return wait, nil
+	case m.caps.NetworkBeside:
+		cfg.NetNS = m.network.NewNetNSPath()
+		p.NetNSPath = cfg.NetNS
+		ips := m.setUpInBackground(ctx, pod, p)
+		cfg.AttachNetwork = func(context.Context, string) ([]string, error) { return ips() }
+		return func() error { _, err := ips(); return err }, nil
 	}
-	return m.setUpNetwork(ctx, pod, p, cfg)
+	return wait, m.setUpNetwork(ctx, pod, p, cfg)
+}
+
+// setUpInBackground runs setUpNetwork for p off the caller's goroutine; the
+// function it returns waits for the addresses.
+func (m *Manager) setUpInBackground(ctx context.Context, pod *v1.Pod, p cni.Pod) func() ([]string, error) {
+	type result struct {
+		ips []string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var cfg runtime.SandboxConfig // the caller's is the backend's by now
+		err := m.setUpNetwork(ctx, pod, p, &cfg)
+		done <- result{cfg.IPs, err}
+	}()
+	return sync.OnceValues(func() ([]string, error) {
+		r := <-done
+		return r.ips, r.err
+	})
 }
 
 // setUpNetwork runs the pod network's set-up and gives cfg its result.

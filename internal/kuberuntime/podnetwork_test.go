@@ -230,3 +230,63 @@ func TestSandboxWithoutItsNetworkIsRecreated(t *testing.T) {
 		t.Errorf("events = %q; want SandboxChanged", ev)
 	}
 }
+
+// newBesideEnv is a network env whose backend makes a sandbox while the
+// pod network is set up (Capabilities.NetworkBeside).
+func newBesideEnv(t *testing.T) (*env, *fakeNetwork, *record.FakeRecorder) {
+	e, n, rec := newNetworkEnv(t)
+	e.m.caps.NetworkBeside = true
+	return e, n, rec
+}
+
+// Beside the sandbox, the set-up pins the namespace the core named before
+// the sandbox was made, and the sandbox reports that network's address.
+func TestNetworkBesideTheSandbox(t *testing.T) {
+	e, n, rec := newBesideEnv(t)
+	pod := newPod(v1.RestartPolicyAlways, "c")
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	sb := e.status(pod).Sandbox()
+	if sb == nil || sb.NetNS != "/run/netns/runlet-1" || len(sb.IPs) != 1 || sb.IPs[0] != "10.244.0.3" {
+		t.Fatalf("sandbox = %+v; want it in the namespace named before it, with the network's address", sb)
+	}
+	if p, ok := n.attached[sb.NetNS]; !ok || p.NetNSPath != sb.NetNS || p.NetNSSource != "" {
+		t.Errorf("attachments = %+v; want a new namespace pinned at the sandbox's", n.attached)
+	}
+	if ev := events(rec); strings.Contains(ev, "Warning") {
+		t.Errorf("events = %q", ev)
+	}
+}
+
+// A network that fails beside the sandbox fails the sync as one that
+// fails before it: the kubelet's reason, once, and no sandbox.
+func TestNetworkBesideNotReady(t *testing.T) {
+	e, n, rec := newBesideEnv(t)
+	n.err = cni.NotReadyError{Err: errors.New("kubenet does not have netConfig")}
+	pod := newPod(v1.RestartPolicyAlways, "c")
+	_, err := e.sync(pod)
+	if err == nil || !strings.HasPrefix(err.Error(), "network is not ready: container runtime network not ready") {
+		t.Fatalf("err = %v", err)
+	}
+	ev := events(rec)
+	if !strings.Contains(ev, "Warning NetworkNotReady network is not ready") || strings.Contains(ev, "FailedCreatePodSandBox") {
+		t.Errorf("events = %q; want NetworkNotReady alone", ev)
+	}
+	if sb := e.status(pod).Sandbox(); sb != nil {
+		t.Errorf("a sandbox was created without a network: %+v", sb)
+	}
+}
+
+// A sandbox that is not made waits for the set-up begun beside it, then
+// releases that network.
+func TestNetworkBesideReleasedWithoutASandbox(t *testing.T) {
+	e, n, _ := newBesideEnv(t)
+	e.f.Fail("CreateSandbox", errors.New("runc said no"))
+	if _, err := e.sync(newPod(v1.RestartPolicyAlways, "c")); err == nil || !strings.Contains(err.Error(), "runc said no") {
+		t.Fatalf("SyncPod: %v; want the backend's failure", err)
+	}
+	if n.count() != 0 {
+		t.Fatalf("%d attachments left by a sandbox that was never created", n.count())
+	}
+}

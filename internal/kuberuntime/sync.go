@@ -86,19 +86,28 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 			m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
 			return res, fmt.Errorf("create sandbox: %w", err)
 		}
-		if err := m.attachNetwork(ctx, pod, &cfg); err != nil {
+		networked, err := m.attachNetwork(ctx, pod, &cfg)
+		if err != nil {
 			return res, err
 		}
 		if err := mounted(); err != nil {
+			_ = networked()
 			m.releaseNetwork(ctx, pod, cfg.NetNS)
 			m.setMountsFirst(uid)
 			return res, err
 		}
 		created, err := m.rt.CreateSandbox(ctx, cfg)
 		if err != nil {
-			m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+			// A network that failed beside the sandbox is the failure,
+			// reported as when it comes first.
+			if nerr := networked(); nerr != nil {
+				err = nerr
+			} else {
+				m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+				err = fmt.Errorf("create sandbox: %w", err)
+			}
 			m.releaseNetwork(ctx, pod, cfg.NetNS)
-			return res, fmt.Errorf("create sandbox: %w", err)
+			return res, err
 		}
 		if m.network != nil && cfg.NetNS != "" {
 			m.network.Commit(cfg.NetNS)

@@ -27,6 +27,13 @@ type Capabilities struct {
 	// Without it such a sandbox has a network namespace of its own with
 	// only loopback: the core's pod network is the backend's network.
 	OwnNetwork bool
+	// NetworkBeside: the backend can make a sandbox while the core's pod
+	// network is set up. The core then starts the set-up first, which pins
+	// a new namespace at SandboxConfig.NetNS, and gives CreateSandbox
+	// AttachNetwork for every pod on the pod network, not only one with
+	// UserNS: the backend calls it with "" once the sandbox needs the
+	// namespace wired, before it returns, and reports the addresses.
+	NetworkBeside bool
 	// UserNamespaces: SandboxConfig.UserNS is honoured (hostUsers: false).
 	// Without it the core refuses such a pod, as the kubelet refuses it on
 	// a runtime without user namespaces.

@@ -68,7 +68,9 @@ type SandboxConfig struct {
 	// namespace's path before CreateSandbox returns, and reports the
 	// addresses it returns as IPs. NetNS is where the core pins that
 	// namespace, set before it exists, for a backend that must record it at
-	// creation. A failure fails the sandbox.
+	// creation. A failure fails the sandbox. A backend with
+	// Capabilities.NetworkBeside gets it for every pod on the pod network
+	// and, without UserNS, calls it with "".
 	AttachNetwork func(ctx context.Context, netns string) (ips []string, err error) `json:"-"`
 }
 

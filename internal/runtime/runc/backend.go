@@ -232,7 +232,7 @@ func (b *Backend) Info(context.Context) (runtime.HostInfo, error) { return b.inf
 func (b *Backend) Capabilities() runtime.Capabilities {
 	return runtime.Capabilities{
 		Processes: true, PodList: true, ExitHints: true, SignalCheck: true, ImageSize: true,
-		Exec: true, Attach: true, PortForward: true, HostFiles: true, UserNamespaces: true,
+		Exec: true, Attach: true, PortForward: true, HostFiles: true, UserNamespaces: true, NetworkBeside: true,
 	}
 }
 

@@ -72,10 +72,15 @@ func (b *Backend) setUpSandbox(ctx context.Context, rec *sandboxRecord, dir stri
 		return err
 	}
 	rec.Pause = p
-	if cfg.UserNS != nil && cfg.AttachNetwork != nil {
-		// The pod network, in the namespace the pause process made inside
-		// the pod's user namespace.
-		if rec.Config.IPs, err = cfg.AttachNetwork(ctx, p.NS("net")); err != nil {
+	if cfg.AttachNetwork != nil {
+		// The pod network: in the namespace the pause process made inside
+		// the pod's user namespace, else the one the core's set-up, begun
+		// before, pins at NetNS (NetworkBeside).
+		source := ""
+		if cfg.UserNS != nil {
+			source = p.NS("net")
+		}
+		if rec.Config.IPs, err = cfg.AttachNetwork(ctx, source); err != nil {
 			return err
 		}
 	}

@@ -26,11 +26,19 @@ func (f *Fake) EnsureImage(_ context.Context, image string, _ runtime.PullPolicy
 }
 
 // CreateSandbox implements runtime.Runtime.
-func (f *Fake) CreateSandbox(_ context.Context, cfg runtime.SandboxConfig) (runtime.Sandbox, error) {
+func (f *Fake) CreateSandbox(ctx context.Context, cfg runtime.SandboxConfig) (runtime.Sandbox, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.enter("CreateSandbox"); err != nil {
 		return runtime.Sandbox{}, err
+	}
+	if cfg.AttachNetwork != nil && cfg.UserNS == nil {
+		// It makes no namespaces: the core's network pins its own.
+		ips, err := cfg.AttachNetwork(ctx, "")
+		if err != nil {
+			return runtime.Sandbox{}, err
+		}
+		cfg.IPs = ips
 	}
 	labels := copyLabels(cfg.Labels)
 	id := f.nextID("sb")

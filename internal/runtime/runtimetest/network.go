@@ -37,14 +37,21 @@ func (n *podNetwork) attach(t *testing.T, cfg *runtime.SandboxConfig) {
 	cfg.NetNS, cfg.IPs = path, n.address()
 }
 
-// attachLater gives cfg, which has a user namespace, the core's
-// AttachNetwork: the namespace the backend made is pinned, and gets an
-// address.
+// attachLater gives cfg the core's AttachNetwork: the namespace the
+// backend made (a pod with a user namespace of its own), or else a new
+// one, is pinned where cfg.NetNS says, and gets an address.
 func (n *podNetwork) attachLater(t *testing.T, cfg *runtime.SandboxConfig) {
 	n.ensureDir(t)
 	path := filepath.Join(n.dir, cfg.PodUID)
 	cfg.NetNS = path // where it will be, as the core says
 	cfg.AttachNetwork = func(_ context.Context, source string) ([]string, error) {
+		if source == "" {
+			if err := netns.Pin(path); err != nil {
+				return nil, err
+			}
+			n.pins = append(n.pins, path)
+			return n.address(), netns.Do(path, loopback.Up)
+		}
 		if err := netns.PinFrom(source, path); err != nil {
 			return nil, err
 		}

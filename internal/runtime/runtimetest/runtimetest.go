@@ -144,7 +144,7 @@ func (s *suite) sandboxOn(t *testing.T, rt runtime.Runtime, owner, name string, 
 	}
 	switch {
 	case s.caps.OwnNetwork || cfg.NetNS != "" || cfg.HostNetwork:
-	case cfg.UserNS != nil:
+	case cfg.UserNS != nil || s.caps.NetworkBeside:
 		s.net.attachLater(t, &cfg)
 	default:
 		s.net.attach(t, &cfg)
