@@ -90,6 +90,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		if err != nil {
 			return res, err
 		}
+		defer func() { _ = networked() }() // nor does its network's set-up
 		if err := mounted(); err != nil {
 			_ = networked()
 			m.releaseNetwork(ctx, pod, cfg.NetNS)
