@@ -13,9 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// startIn starts newCmd's command as a process made in the cgroups dirs, so that its
-// image is charged to them from its exec on. On cgroup v2 the kernel
-// clones it there (CLONE_INTO_CGROUP). On v1, where cgroups hold threads,
+// startIn starts newCmd's command as a process made in the cgroups dirs,
+// so that its image is charged to them from its exec on. On cgroup v2 the
+// kernel clones it there (CLONE_INTO_CGROUP). On v1, where cgroups hold threads,
 // a thread of runlet's own joins them and forks it; Go ends that thread
 // afterwards, as it ends every thread left locked, and makes new threads
 // from another one meanwhile.
