@@ -27,14 +27,23 @@ func (n *podNetwork) attach(t *testing.T, cfg *runtime.SandboxConfig) {
 	t.Helper()
 	n.ensureDir(t)
 	path := filepath.Join(n.dir, cfg.PodUID)
-	if err := netns.Pin(path); err != nil {
+	if err := n.pinNew(path); err != nil {
 		t.Fatalf("pod network namespace: %v", err)
+	}
+	cfg.NetNS, cfg.IPs = path, n.address()
+}
+
+// pinNew pins a new network namespace at path with loopback up, as the
+// core's pod network makes one.
+func (n *podNetwork) pinNew(path string) error {
+	if err := netns.Pin(path); err != nil {
+		return err
 	}
 	n.pins = append(n.pins, path)
 	if err := netns.Do(path, loopback.Up); err != nil {
-		t.Fatalf("pod network namespace: loopback: %v", err)
+		return fmt.Errorf("loopback: %w", err)
 	}
-	cfg.NetNS, cfg.IPs = path, n.address()
+	return nil
 }
 
 // attachLater gives cfg the core's AttachNetwork: the namespace the
@@ -46,11 +55,10 @@ func (n *podNetwork) attachLater(t *testing.T, cfg *runtime.SandboxConfig) {
 	cfg.NetNS = path // where it will be, as the core says
 	cfg.AttachNetwork = func(_ context.Context, source string) ([]string, error) {
 		if source == "" {
-			if err := netns.Pin(path); err != nil {
+			if err := n.pinNew(path); err != nil {
 				return nil, err
 			}
-			n.pins = append(n.pins, path)
-			return n.address(), netns.Do(path, loopback.Up)
+			return n.address(), nil
 		}
 		if err := netns.PinFrom(source, path); err != nil {
 			return nil, err
