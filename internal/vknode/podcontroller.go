@@ -19,7 +19,7 @@ func newPodController(cfg Config, p node.PodLifecycleHandler, pods corev1informe
 	unused := corev1informers.New(newCoreFactory(cfg.Client, 0), v1.NamespaceAll, nil)
 	pcc := node.PodControllerConfig{
 		PodClient:                 podClient{PodsGetter: cfg.Client.CoreV1(), pods: pods.Lister(), provider: p},
-		EventRecorder:             cfg.EventRecorder,
+		EventRecorder:             warningsOnly{cfg.EventRecorder},
 		Provider:                  p,
 		PodInformer:               pods,
 		SecretInformer:            unused.Secrets(),

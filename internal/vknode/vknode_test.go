@@ -121,6 +121,13 @@ func TestNodeRegistersAndRunsItsPods(t *testing.T) {
 	}); err != nil || len(p.names()) != 1 || p.names()[0] != "mine" {
 		t.Errorf("provider created %v; want [mine]", p.names())
 	}
+	// The framework's bookkeeping (ProviderCreateSuccess) is not the
+	// kubelet's; the recorder gets no event for a pod created.
+	select {
+	case e := <-rec.Events:
+		t.Errorf("event %q recorded for a pod the provider created", e)
+	default:
+	}
 	if len(selectors) == 0 || selectors[0] != "spec.nodeName=n1" {
 		t.Errorf("pods listed with field selectors %q; want spec.nodeName=n1", selectors)
 	}
