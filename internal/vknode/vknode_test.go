@@ -122,11 +122,12 @@ func TestNodeRegistersAndRunsItsPods(t *testing.T) {
 		t.Errorf("provider created %v; want [mine]", p.names())
 	}
 	// The framework's bookkeeping (ProviderCreateSuccess) is not the
-	// kubelet's; the recorder gets no event for a pod created.
+	// kubelet's; the recorder gets no event for a pod created. The
+	// framework records it after CreatePod returns: give it the time.
 	select {
 	case e := <-rec.Events:
 		t.Errorf("event %q recorded for a pod the provider created", e)
-	default:
+	case <-time.After(500 * time.Millisecond):
 	}
 	if len(selectors) == 0 || selectors[0] != "spec.nodeName=n1" {
 		t.Errorf("pods listed with field selectors %q; want spec.nodeName=n1", selectors)
