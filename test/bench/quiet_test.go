@@ -46,14 +46,20 @@ func hostBusy(window time.Duration) float64 {
 	return (b1 - b0) / (t1 - t0)
 }
 
-// cpuTimes reads the "cpu" line of /proc/stat: busy and total ticks.
+// cpuTimes reads the "cpu" line of /proc/stat: busy and total ticks, of
+// user nice system idle iowait irq softirq steal, as package stats counts
+// the node's usage (guest time is in user already).
 func cpuTimes() (busy, total float64) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return 0, 0
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
-	for i, f := range strings.Fields(line)[1:] {
+	f := strings.Fields(line)
+	if len(f) < 9 {
+		return 0, 0
+	}
+	for i, f := range f[1:9] {
 		v, _ := strconv.ParseFloat(f, 64)
 		total += v
 		if i != 3 && i != 4 { // idle, iowait
