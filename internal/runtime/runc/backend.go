@@ -52,8 +52,11 @@ const DefaultRunDir = "/run/runlet/runc"
 
 // Backend implements runtime.Runtime on runc.
 type Backend struct {
-	opts       Options
+	opts Options
+	// runc is the path that runs runc: the sealed copy runcCopy holds,
+	// where the host allows one (sealedRunc).
 	runc       string
+	runcCopy   *os.File
 	conmon     string
 	images     *imagestore.Store
 	ownsImages bool
@@ -95,6 +98,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	if b.runc, err = findBinary(opts.Runc, "runc", "/usr/sbin/runc", "/usr/bin/runc"); err != nil {
 		return nil, fmt.Errorf("runc backend: %w (install runc)", err)
 	}
+	b.useSealedRunc(ctx)
 	if b.conmon, err = findBinary(opts.Conmon, "conmon", "/usr/libexec/podman/conmon", "/usr/bin/conmon"); err != nil {
 		return nil, fmt.Errorf("runc backend: %w (install conmon, which comes with podman)", err)
 	}
@@ -128,6 +132,9 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 // processes go on running.
 func (b *Backend) Close() error {
 	b.cancel()
+	if b.runcCopy != nil {
+		b.runcCopy.Close()
+	}
 	if b.ownsImages && b.images != nil {
 		return b.images.Close()
 	}

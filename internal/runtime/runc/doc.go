@@ -11,7 +11,9 @@
 // holds the container's stdio, writes its log in the CRI format, serves
 // attach, and writes its exit code to the exit directory, so that
 // containers outlive runlet. The start is runc's exec FIFO handshake, done
-// in runlet (release), which saves a runc process per container.
+// in runlet (release), which saves a runc process per container. runc runs
+// from a sealed in-memory copy made at start (sealedRunc), so that no
+// container's `runc init` copies or bind-mounts the binary again.
 //
 // A pod with a user namespace of its own (hostUsers: false) has its pause
 // process make that namespace first, so that it owns the pod's others, the

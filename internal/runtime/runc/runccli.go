@@ -38,6 +38,7 @@ func (b *Backend) runcCmd(ctx context.Context, args ...string) ([]byte, error) {
 
 func (b *Backend) runcInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, b.runc, append([]string{"--root", b.stateDir()}, args...)...)
+	cmd.Args[0] = "runc" // the sealed copy's path says nothing in a process list
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if stdin != nil {
