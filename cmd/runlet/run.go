@@ -109,7 +109,7 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	if err != nil {
 		return err
 	}
-	recorder, stopEvents := vknode.NewEventRecorder(clients.events, "runlet", o.NodeName)
+	recorder, stopEvents := vknode.NewEventRecorder(clients.events, vknode.EventComponent, o.NodeName)
 	defer stopEvents()
 	d := coreDeps{client: client, events: clients.events, heartbeat: clients.heartbeat, backend: backend, host: host, recorder: recorder, nodeIP: nodeIP, log: log,
 		res: res, admit: admit, network: podNet, node: registered, pods: vknode.NewPodInformer(client, o.NodeName)}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/runlet/runlet/internal/podconfig"
+	"github.com/runlet/runlet/internal/vknode"
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -45,5 +46,5 @@ func newSourceRecorder(ctx context.Context, events corev1client.EventsGetter, no
 		BurstSize: 1000, QPS: 1, MaxEvents: 1000,
 	}))
 	eb.StartRecordingToSink(&corev1client.EventSinkImpl{Interface: events.Events(v1.NamespaceAll)}) // ends with ctx
-	return eb.NewRecorder(scheme.Scheme, v1.EventSource{Component: "runlet", Host: nodeName})
+	return eb.NewRecorder(scheme.Scheme, v1.EventSource{Component: vknode.EventComponent, Host: nodeName})
 }

@@ -8,6 +8,10 @@ import (
 	"k8s.io/client-go/tools/record"
 )
 
+// EventComponent is the source of the node's events: the kubelet's, which
+// users' and the e2e suite's field selectors (source=kubelet) look for.
+const EventComponent = "kubelet"
+
 // NewEventRecorder records events as component on the node through the
 // API (a client of their own, as the kubelet's EventClient); the returned
 // function stops the broadcaster.

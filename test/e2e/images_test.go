@@ -103,9 +103,11 @@ func testPullDenied(t *testing.T, node, ns, image string) {
 	})
 }
 
+// podEvents lists the kubelet's events about the pod: those of source
+// kubelet, the field selector of the upstream e2e suite's event specs.
 func podEvents(t *testing.T, ns, pod string) []v1.Event {
 	evs, err := framework.Get(t).Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("involvedObject.name", pod).String(),
+		FieldSelector: fields.Set{"involvedObject.name": pod, "source": "kubelet"}.AsSelector().String(),
 	})
 	if err != nil {
 		return nil

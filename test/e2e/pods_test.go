@@ -218,14 +218,11 @@ func watchWaitingReasons(t *testing.T, ns, name string, reasons ...string) <-cha
 	return done
 }
 
+// hasEvent reports a kubelet's event about the pod (source=kubelet, as the
+// upstream e2e suite selects them) with the reason and a message that
+// contains the text.
 func hasEvent(t *testing.T, ns, pod, reason, contains string) bool {
-	evs, err := framework.Get(t).Client.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("involvedObject.name", pod).String(),
-	})
-	if err != nil {
-		return false
-	}
-	for _, e := range evs.Items {
+	for _, e := range podEvents(t, ns, pod) {
 		if e.Reason == reason && strings.Contains(e.Message, contains) {
 			return true
 		}
