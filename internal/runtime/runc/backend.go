@@ -169,9 +169,9 @@ func findBinary(given, name string, fallbacks ...string) (string, error) {
 
 // detect reads what the host allows containers, once.
 func (b *Backend) detect(ctx context.Context) error {
-	out, err := exec.CommandContext(ctx, b.runc, "--version").Output()
+	out, err := b.runcCommand(ctx, "--version").Output()
 	if err != nil {
-		return fmt.Errorf("runc backend: %s --version: %w", b.runc, err)
+		return fmt.Errorf("runc backend: %s --version: %w", b.runcName(), err)
 	}
 	version := strings.TrimPrefix(strings.SplitN(string(out), "\n", 2)[0], "runc version ")
 	h := ocispec.Host{Cgroups: cgroups.Detect(cgroups.Unified())}
@@ -226,8 +226,8 @@ func (b *Backend) Ping(ctx context.Context) error {
 	if _, err := os.Stat(b.stateDir()); err != nil {
 		return fmt.Errorf("runc backend: %w", err)
 	}
-	if err := exec.CommandContext(ctx, b.runc, "--version").Run(); err != nil {
-		return fmt.Errorf("runc backend: %s: %w", b.runc, err)
+	if err := b.runcCommand(ctx, "--version").Run(); err != nil {
+		return fmt.Errorf("runc backend: %s: %w", b.runcName(), err)
 	}
 	return nil
 }

@@ -69,8 +69,7 @@ func (b *Backend) Exec(ctx context.Context, id string, cmd []string, sio runtime
 // execCmd is `runc exec`; an end of ctx kills the exec'd process, which
 // runc then reports.
 func (b *Backend) execCmd(ctx context.Context, args []string, pidFile string) *exec.Cmd {
-	c := exec.CommandContext(ctx, b.runc, args...)
-	c.Args[0] = "runc"
+	c := b.runcCommand(ctx, args...)
 	c.Cancel = func() error {
 		if data, err := os.ReadFile(pidFile); err == nil {
 			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {

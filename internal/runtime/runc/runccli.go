@@ -31,14 +31,30 @@ func notExist(err error) bool {
 	return ok && strings.Contains(re.stderr, "does not exist")
 }
 
+// runcCommand is a runc process, named runc in a process list whatever
+// path runs it (the sealed copy's says nothing there).
+func (b *Backend) runcCommand(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, b.runc, args...)
+	cmd.Args[0] = "runc"
+	return cmd
+}
+
+// runcName names the runc binary in messages: the host's path, also when
+// it runs from the sealed copy.
+func (b *Backend) runcName() string {
+	if b.runcCopy != nil {
+		return b.runcCopy.Name() + " (run from a sealed copy)"
+	}
+	return b.runc
+}
+
 // runcCmd runs one runc command on the backend's state.
 func (b *Backend) runcCmd(ctx context.Context, args ...string) ([]byte, error) {
 	return b.runcInput(ctx, nil, args...)
 }
 
 func (b *Backend) runcInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, b.runc, append([]string{"--root", b.stateDir()}, args...)...)
-	cmd.Args[0] = "runc" // the sealed copy's path says nothing in a process list
+	cmd := b.runcCommand(ctx, append([]string{"--root", b.stateDir()}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if stdin != nil {

@@ -42,7 +42,7 @@ func sealedRunc(ctx context.Context, path string) (string, *os.File, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("memfd_create: %w", err)
 	}
-	f := os.NewFile(uintptr(fd), "runc")
+	f := os.NewFile(uintptr(fd), path) // its Name is the host's binary, for messages
 	if err := copySealed(f, path); err != nil {
 		f.Close()
 		return "", nil, err

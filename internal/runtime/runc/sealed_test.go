@@ -24,6 +24,9 @@ func TestSealedRunc(t *testing.T) {
 	if !strings.HasPrefix(path, "/proc/") {
 		t.Errorf("path %q is not the memfd's", path)
 	}
+	if f.Name() != runc {
+		t.Errorf("the copy is named %q in messages, not the host's %q", f.Name(), runc)
+	}
 	seals, err := unix.FcntlInt(f.Fd(), unix.F_GET_SEALS, 0)
 	if err != nil {
 		t.Fatal(err)
