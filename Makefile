@@ -17,7 +17,7 @@ LDFLAGS = -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 all: build
 
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/runlet ./cmd/runlet
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/runlet ./cmd/runlet-pause
 
 ## image: the runlet image, with podman and no registry (hack/image.sh; IMAGE, BASE_IMAGE to change)
 image:

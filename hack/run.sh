@@ -24,7 +24,7 @@ RUNTIME=${RUNTIME:-podman}
 
 bash "$HACK_DIR/install-deps.sh"
 log "building bin/runlet"
-( cd "$REPO_ROOT" && go build -o bin/runlet ./cmd/runlet )
+( cd "$REPO_ROOT" && go build -o bin/ ./cmd/runlet ./cmd/runlet-pause )
 bash "$HACK_DIR/images.sh"
 bash "$HACK_DIR/cp-build.sh" >/dev/null
 [ "$CLUSTER_DNS" != 1 ] || bash "$HACK_DIR/coredns-build.sh" >/dev/null

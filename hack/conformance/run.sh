@@ -158,11 +158,14 @@ teardown() {
 trap 'teardown' EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 
+# runlet-pause goes beside runlet, where the runc backend looks for it
 if [ -n "${RUNLET_BIN:-}" ]; then
   cp "$RUNLET_BIN" "$RUN/runlet-bin"
+  pause_bin="$(dirname "$RUNLET_BIN")/runlet-pause"
+  [ ! -x "$pause_bin" ] || cp "$pause_bin" "$RUN/runlet-pause"
 else
   log "building runlet from $REPO_ROOT"
-  ( cd "$REPO_ROOT" && go build -o "$RUN/runlet-bin" ./cmd/runlet )
+  ( cd "$REPO_ROOT" && go build -o "$RUN/runlet-bin" ./cmd/runlet && go build -o "$RUN/runlet-pause" ./cmd/runlet-pause )
 fi
 # the control plane stops itself if this script dies without tearing it down (CP_WATCH_PID); the add-ons
 # come after the nodes (below), not from cp-up.sh

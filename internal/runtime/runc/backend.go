@@ -16,6 +16,7 @@ import (
 	"github.com/runlet/runlet/internal/runtime/hostproc"
 	"github.com/runlet/runlet/internal/runtime/runc/imagestore"
 	"github.com/runlet/runlet/internal/runtime/runc/ocispec"
+	"github.com/runlet/runlet/internal/runtime/runc/pause"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,6 +27,9 @@ type Options struct {
 	// Runc and Conmon are the binaries; empty: looked up in PATH (and
 	// conmon in podman's libexec directories).
 	Runc, Conmon string
+	// Pause is the pause processes' program; empty: runlet-pause beside
+	// runlet or in PATH, else runlet's own binary (package pause).
+	Pause string
 	// Owner, when set, filters everything: the backend lists and watches
 	// only objects labelled io.runlet.owner=Owner.
 	Owner string
@@ -58,6 +62,7 @@ type Backend struct {
 	runc       string
 	runcCopy   *os.File
 	conmon     string
+	pause      *pause.Binary
 	images     *imagestore.Store
 	ownsImages bool
 	host       ocispec.Host
@@ -102,6 +107,12 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	if b.conmon, err = findBinary(opts.Conmon, "conmon", "/usr/libexec/podman/conmon", "/usr/bin/conmon"); err != nil {
 		return nil, fmt.Errorf("runc backend: %w (install conmon, which comes with podman)", err)
 	}
+	if b.pause, err = pause.OpenBinary(opts.Pause); err != nil {
+		return nil, fmt.Errorf("runc backend: %w", err)
+	}
+	if b.pause.Own {
+		b.logf("runc backend: %s is not beside runlet nor in PATH; pods' pause processes run runlet's own binary, which starts slower", pause.BinaryName)
+	}
 	for _, d := range []string{b.stateDir(), b.exitDir(), filepath.Join(opts.Root, "s"), filepath.Join(opts.Root, "c")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("runc backend: %w", err)
@@ -134,6 +145,9 @@ func (b *Backend) Close() error {
 	b.cancel()
 	if b.runcCopy != nil {
 		b.runcCopy.Close()
+	}
+	if b.pause != nil {
+		b.pause.Close()
 	}
 	if b.ownsImages && b.images != nil {
 		return b.images.Close()
@@ -211,7 +225,7 @@ func (b *Backend) detect(ctx context.Context) error {
 		KernelVersion: unix.ByteSliceToString(uts.Release[:]), OS: "linux", Arch: goruntime.GOARCH,
 		StorageRoot: filepath.Join(b.opts.Root, "images"),
 	}
-	b.logf("runc backend: runc %s, conmon %s, cgroup %s, root %s", version, b.conmon, cg, b.opts.Root)
+	b.logf("runc backend: runc %s, conmon %s, pause %s, cgroup %s, root %s", version, b.conmon, b.pause.Name(), cg, b.opts.Root)
 	return nil
 }
 

@@ -67,7 +67,7 @@ func (b *Backend) setUpSandbox(ctx context.Context, rec *sandboxRecord, dir stri
 	// The pause process is made in the pod cgroup, as the kubelet's pause
 	// container runs in it; on v1 it stays out of the pids hierarchy, whose
 	// limit counts its runtime's threads where the kubelet's pause has one.
-	p, err := pause.Start(pause.Config{Namespaces: ns, Hostname: hostname, Cgroups: b.podCgroup(rec).Dirs(), UserNS: cfg.UserNS})
+	p, err := pause.Start(pause.Config{Namespaces: ns, Hostname: hostname, Cgroups: b.podCgroup(rec).Dirs(), UserNS: cfg.UserNS, Binary: b.pause})
 	if err != nil {
 		return err
 	}

@@ -87,8 +87,8 @@ var (
 	buildErr  error
 )
 
-// RunletBinary returns the runlet binary under test: $RUNLET_BIN, or `go build ./cmd/runlet` done once
-// per test binary into the framework's state dir.
+// RunletBinary returns the runlet binary under test: $RUNLET_BIN, or `go build ./cmd/runlet
+// ./cmd/runlet-pause` done once per test binary into the framework's state dir.
 func RunletBinary(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("RUNLET_BIN"); p != "" {
@@ -98,11 +98,12 @@ func RunletBinary(t testing.TB) string {
 	buildOnce.Do(func() {
 		t0 := time.Now()
 		buildBin = filepath.Join(c.Dir, "bin", "runlet")
-		cmd := exec.Command("go", "build", "-o", buildBin, "./cmd/runlet")
+		// runlet-pause beside it, where the runc backend looks for it
+		cmd := exec.Command("go", "build", "-o", filepath.Dir(buildBin)+"/", "./cmd/runlet", "./cmd/runlet-pause")
 		cmd.Dir = c.RepoRoot
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/runlet: %v\n%s", err, out)
+			buildErr = fmt.Errorf("go build ./cmd/runlet ./cmd/runlet-pause: %v\n%s", err, out)
 			return
 		}
 		logf("built runlet in %.1fs", time.Since(t0).Seconds())

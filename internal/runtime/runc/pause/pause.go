@@ -6,10 +6,10 @@
 // outlives runlet, in a session of its own, so that a restart of runlet
 // restarts nothing.
 //
-// The binary is re-executed with argv[0] set to pauseproc.Arg0; package
-// pauseproc takes over such a process before main runs, in runlet and in
-// any test binary that imports this package, as containerd's and moby's
-// reexec do.
+// The program is runlet-pause (cmd/runlet-pause), else runlet's own binary
+// re-executed with argv[0] set to pauseproc.Arg0; package pauseproc takes
+// over such a process before main runs, in runlet and in any test binary
+// that imports this package, as containerd's and moby's reexec do.
 package pause
 
 import (
@@ -53,6 +53,8 @@ type Config struct {
 	// pod's containers can only join from inside it. The process is the
 	// namespace's root.
 	UserNS *runtime.UserNamespace
+	// Binary is the program it runs; nil is runlet's own.
+	Binary *Binary
 }
 
 // Start starts a pause process as cfg says and returns its PID and start
@@ -63,11 +65,7 @@ func Start(cfg Config) (Process, error) {
 		return Process{}, err
 	}
 	defer ready.Close()
-	cmd, err := startIn(func() *exec.Cmd {
-		cmd := command(cfg)
-		cmd.ExtraFiles = []*os.File{w}
-		return cmd
-	}, cfg.Cgroups)
+	cmd, err := startIn(func() *exec.Cmd { return command(cfg, w) }, cfg.Cgroups)
 	w.Close()
 	if err != nil {
 		// A fork the pod's memory cgroup cannot hold fails with ENOMEM, or
@@ -94,18 +92,16 @@ func Start(cfg Config) (Process, error) {
 	return Process{}, startError(cfg, string(answer), exited)
 }
 
-// command is the pause process's command: runlet's own binary, named
-// /proc/self/exe so that a process in a user namespace of its own need not
-// reach the binary's directory.
-func command(cfg Config) *exec.Cmd {
-	ns, hostname := cfg.Namespaces, cfg.Hostname
-	cmd := exec.Command("/proc/self/exe")
-	cmd.Args = []string{pauseproc.Arg0}
+// command is the pause process's command, which tells it through ready
+// that the pod is named.
+func command(cfg Config, ready *os.File) *exec.Cmd {
+	ns := cfg.Namespaces
 	// One P: fewer threads for the pod's process count.
-	cmd.Env = []string{pauseproc.EnvHostname + "=" + hostname, "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "GOMAXPROCS=1"}
+	env := []string{pauseproc.EnvHostname + "=" + cfg.Hostname, "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "GOMAXPROCS=1"}
 	if ns.Net {
-		cmd.Env = append(cmd.Env, pauseproc.EnvLoopback+"=1")
+		env = append(env, pauseproc.EnvLoopback+"=1")
 	}
+	cmd := cfg.Binary.command(env, ready)
 	cmd.Dir = "/"
 	var flags uintptr
 	for _, f := range []struct {

@@ -1,6 +1,7 @@
-// Package pauseproc is the pause process itself: the code that takes over
-// runlet's binary, before main, when it runs as a pod's pause process
-// (package pause starts it).
+// Package pauseproc is the pause process itself: the main of runlet-pause
+// (cmd/runlet-pause), and the code that takes over runlet's binary, before
+// main, when that binary runs as a pod's pause process (package pause
+// starts it).
 //
 // It imports only the standard library, x/sys and netns/loopback. Go
 // initialises the packages of a binary by import path among those whose
@@ -12,6 +13,7 @@ package pauseproc
 import (
 	"os"
 	"os/signal"
+	"strconv"
 
 	"github.com/runlet/runlet/internal/netns/loopback"
 
@@ -27,6 +29,10 @@ const Arg0 = "runlet-pause"
 const (
 	EnvHostname = "RUNLET_PAUSE_HOSTNAME"
 	EnvLoopback = "RUNLET_PAUSE_LOOPBACK"
+	// EnvExecFD names the descriptor the process was executed through,
+	// which it closes: it holds nothing of runlet's but the pod's
+	// namespaces.
+	EnvExecFD = "RUNLET_PAUSE_EXEC_FD"
 )
 
 func init() {
@@ -37,6 +43,11 @@ func init() {
 
 // run is the pause process: name the pod, then reap and wait until killed.
 func run() int {
+	if fd, err := strconv.Atoi(os.Getenv(EnvExecFD)); err == nil && fd > 3 {
+		_ = unix.Close(fd)
+	}
+	// Its name in ps and top, not the descriptor's number or "exe".
+	_ = os.WriteFile("/proc/self/comm", []byte(Arg0), 0)
 	if name := os.Getenv(EnvHostname); name != "" {
 		if err := unix.Sethostname([]byte(name)); err != nil {
 			return 1
