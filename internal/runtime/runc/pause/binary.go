@@ -21,6 +21,7 @@ const BinaryName = "runlet-pause"
 // descriptor, without reaching the directory it lies in.
 type Binary struct {
 	file *os.File
+	name string
 	// Own says it is runlet's own binary: runlet-pause was not found.
 	Own bool
 }
@@ -36,7 +37,11 @@ func OpenBinary(path string) (*Binary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the pause program: %w", err)
 	}
-	return &Binary{file: f, Own: own}, nil
+	name := path
+	if own {
+		name = "runlet's own binary"
+	}
+	return &Binary{file: f, name: name, Own: own}, nil
 }
 
 func findBinary() (path string, own bool) {
@@ -54,8 +59,8 @@ func findBinary() (path string, own bool) {
 	return "/proc/self/exe", true
 }
 
-// Name is the program's path as found.
-func (b *Binary) Name() string { return b.file.Name() }
+// Name is the program's path as found, for logs.
+func (b *Binary) Name() string { return b.name }
 
 // Close closes the program's file; pause processes started go on.
 func (b *Binary) Close() error { return b.file.Close() }

@@ -86,3 +86,29 @@ func TestPauseRunsTheBinary(t *testing.T) {
 		}
 	}
 }
+
+// Without runlet-pause beside the binary or in PATH, runlet's own binary
+// (here the test binary, which pauseproc takes over too) is the program.
+func TestPauseWithoutTheProgram(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("new namespaces need root")
+	}
+	t.Setenv("PATH", t.TempDir())
+	b, err := OpenBinary("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	if !b.Own {
+		t.Fatalf("OpenBinary found %s; want runlet's own binary", b.Name())
+	}
+	p, err := Start(Config{Namespaces: Namespaces{UTS: true}, Hostname: "pod-d", Binary: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Kill(5 * time.Second) })
+	self, _ := os.Executable()
+	if exe, _ := os.Readlink("/proc/" + strconv.Itoa(p.PID) + "/exe"); exe != self {
+		t.Errorf("runs %q; want runlet's own binary %s", exe, self)
+	}
+}
