@@ -145,3 +145,36 @@ func findPodmanServicePID(rl *framework.Runlet) (int, error) {
 	}
 	return 0, fmt.Errorf("no podman service serving %s", sock)
 }
+
+// TestRestartAsAService runs runlet as a service manager runs a service, in a cgroup of its own, and
+// restarts it as systemd does with its default KillMode=control-group: SIGTERM to every process in that
+// cgroup, SIGKILL to what is left. What keeps the pods (their monitors, pause processes) is not runlet's:
+// no container is restarted, and one that ends after the restart has its exit code and last log line
+// recorded, as when its monitor outlives runlet.
+func TestRestartAsAService(t *testing.T) {
+	t.Parallel()
+	rl := framework.StartRunlet(t, framework.RunletOptions{ServiceCgroup: true, AutoPodman: true})
+	ns := framework.Namespace(t)
+	before := runningPods(t, rl.NodeName, ns, 2)
+	waiter := framework.Busybox("main", "sh", "-c", "while [ ! -e /tmp/go ]; do sleep 0.2; done; echo finished; exit 3")
+	p := framework.PodFor(rl.NodeName, ns, "waiter", waiter)
+	p.Spec.RestartPolicy = v1.RestartPolicyNever
+	framework.CreatePod(t, p)
+	framework.WaitForPodPhase(t, ns, "waiter", v1.PodRunning, 120*time.Second)
+
+	if !rl.StopService() {
+		t.Errorf("runlet's service cgroup did not end on SIGTERM within %v", 30*time.Second)
+	}
+	rl.Start()
+	time.Sleep(5 * time.Second) // let a few relists and syncs pass
+	assertUnchanged(t, ns, before)
+
+	kubectlExec(t, ns, "waiter", "main", "touch", "/tmp/go")
+	done := framework.WaitForPodPhase(t, ns, "waiter", v1.PodFailed, 60*time.Second)
+	if st := done.Status.ContainerStatuses[0].State.Terminated; st == nil || st.ExitCode != 3 || st.Reason != "Error" {
+		t.Errorf("the container that ended after the restart: %+v; want terminated with exit code 3 (Error)", done.Status.ContainerStatuses[0].State)
+	}
+	if out := framework.Kubectl(t, "-n", ns, "logs", "waiter"); !strings.Contains(out, "finished") {
+		t.Errorf("its log %q lacks the line it wrote after the restart", out)
+	}
+}

@@ -5,7 +5,8 @@
 // (Resources, and UpdateResources for a change in place), and each pod's
 // own cgroup, which runlet makes, sets and removes as the kubelet's pod
 // cgroup manager does (PodCgroup; WritePod for a pod cgroup the backend's
-// runtime made but cannot change).
+// runtime made but cannot change), and where the processes that keep pods
+// are made, out of runlet's own cgroup (HelperDirs, StartIn).
 //
 // It speaks the OCI runtime-spec types, which runc takes in config.json and
 // podman's API takes as resource_limits and as the body of a container

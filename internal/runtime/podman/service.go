@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 
+	"github.com/runlet/runlet/internal/runtime/cgroups"
 	"github.com/runlet/runlet/internal/runtime/podman/podmanservice"
 )
 
@@ -21,5 +22,13 @@ func (b *Backend) startService(ctx context.Context, dir string, cfg podmanservic
 			return nil, err
 		}
 	}
+	// Among runlet's helpers, the service and the monitors it starts
+	// outlive the end of runlet's own cgroup (a supervisor's stop of
+	// runlet), and the containers with them.
+	dirs, err := cgroups.HelperDirs(cgroups.Root, nil)
+	if err != nil {
+		b.opts.Logf("podman service: stays in runlet's cgroup, and its containers' monitors with it: %v", err)
+	}
+	o.Cgroups = dirs
 	return podmanservice.Start(ctx, o)
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runlet/runlet/internal/runtime/cgroups"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,6 +25,55 @@ const createTimeout = 4 * time.Minute
 // forks itself away, runs `runc create`, and tells over the sync pipe the
 // container's PID or runc's error.
 func (b *Backend) startMonitor(ctx context.Context, rec *containerRecord) error {
+	bundle := b.bundle(rec.ID)
+	parent, child, err := socketPair()
+	if err != nil {
+		return err
+	}
+	defer parent.Close()
+	// A file, not a pipe: conmon's daemon keeps it, and Wait would wait
+	// for the container's end.
+	errPath := filepath.Join(bundle, "conmon.err")
+	errf, err := os.Create(errPath)
+	if err != nil {
+		child.Close()
+		return err
+	}
+	args := b.conmonArgs(rec)
+	newCmd := func() *exec.Cmd {
+		cmd := exec.Command(b.conmon, args...)
+		cmd.Dir = bundle // conmon leaves files in its working directory
+		cmd.Env = []string{"_OCI_SYNCPIPE=3", "PATH=" + os.Getenv("PATH")}
+		cmd.ExtraFiles = []*os.File{child}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Stdout, cmd.Stderr = errf, errf
+		return cmd
+	}
+	err = runHelper(newCmd)
+	errf.Close()
+	child.Close()
+	if err != nil {
+		out, _ := os.ReadFile(errPath)
+		return fmt.Errorf("conmon: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return readSync(ctx, parent)
+}
+
+// runHelper runs a command among runlet's helpers: conmon, made there,
+// outlives the end of runlet's own cgroup, and the container with it.
+func runHelper(newCmd func() *exec.Cmd) error {
+	dirs, err := cgroups.HelperDirs(cgroups.Root, nil)
+	if err != nil {
+		return err
+	}
+	cmd, err := cgroups.StartIn(newCmd, dirs)
+	if err != nil {
+		return err
+	}
+	return cmd.Wait()
+}
+
+func (b *Backend) conmonArgs(rec *containerRecord) []string {
 	bundle := b.bundle(rec.ID)
 	args := []string{
 		"--api-version", "1", "-c", rec.ID, "-u", rec.ID, "-r", b.runc, "-b", bundle,
@@ -38,33 +88,7 @@ func (b *Backend) startMonitor(ctx context.Context, rec *containerRecord) error 
 	case rec.Config.Stdin:
 		args = append(args, "-i")
 	}
-	parent, child, err := socketPair()
-	if err != nil {
-		return err
-	}
-	defer parent.Close()
-	cmd := exec.Command(b.conmon, args...)
-	cmd.Dir = bundle // conmon leaves files in its working directory
-	cmd.Env = []string{"_OCI_SYNCPIPE=3", "PATH=" + os.Getenv("PATH")}
-	cmd.ExtraFiles = []*os.File{child}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// A file, not a pipe: conmon's daemon keeps it, and Wait would wait
-	// for the container's end.
-	errPath := filepath.Join(bundle, "conmon.err")
-	errf, err := os.Create(errPath)
-	if err != nil {
-		child.Close()
-		return err
-	}
-	cmd.Stdout, cmd.Stderr = errf, errf
-	err = cmd.Run()
-	errf.Close()
-	child.Close()
-	if err != nil {
-		out, _ := os.ReadFile(errPath)
-		return fmt.Errorf("conmon: %w: %s", err, strings.TrimSpace(string(out)))
-	}
-	return readSync(ctx, parent)
+	return args
 }
 
 func socketPair() (parent, child *os.File, err error) {

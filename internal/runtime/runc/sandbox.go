@@ -65,9 +65,15 @@ func (b *Backend) setUpSandbox(ctx context.Context, rec *sandboxRecord, dir stri
 		hostname = ""
 	}
 	// The pause process is made in the pod cgroup, as the kubelet's pause
-	// container runs in it; on v1 it stays out of the pids hierarchy, whose
-	// limit counts its runtime's threads where the kubelet's pause has one.
-	p, err := pause.Start(pause.Config{Namespaces: ns, Hostname: hostname, Cgroups: b.podCgroup(rec).Dirs(), UserNS: cfg.UserNS, Binary: b.pause})
+	// container runs in it; on v1, in the other hierarchies, among runlet's
+	// helpers: out of runlet's own cgroup, and out of the pod's pids limit,
+	// which would count its runtime's threads where the kubelet's pause
+	// has one.
+	dirs, err := cgroups.HelperDirs(cgroups.Root, b.podCgroup(rec).Dirs())
+	if err != nil {
+		return err
+	}
+	p, err := pause.Start(pause.Config{Namespaces: ns, Hostname: hostname, Cgroups: dirs, UserNS: cfg.UserNS, Binary: b.pause})
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,9 @@ type RunletOptions struct {
 	// AllowUncleanExit: at cleanup, an exit nobody asked for, or a non-zero exit on SIGTERM, is not
 	// reported as a test error.
 	AllowUncleanExit bool
+	// ServiceCgroup runs runlet in a cgroup of its own, as a service manager runs a service:
+	// StopService then ends every process in it.
+	ServiceCgroup bool
 }
 
 // Runlet is one runlet process serving one virtual node.
@@ -69,6 +72,7 @@ type Runlet struct {
 
 	t    testing.TB
 	opts RunletOptions
+	svc  *serviceCgroup // with ServiceCgroup
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -192,6 +196,9 @@ func StartRunlet(t testing.TB, opts RunletOptions) *Runlet {
 		loadRuncImages(t, r)
 	}
 
+	if opts.ServiceCgroup {
+		r.svc = newServiceCgroup(t, r.NodeName)
+	}
 	runletsMu.Lock()
 	runlets[r] = struct{}{}
 	runletsMu.Unlock()
@@ -221,6 +228,10 @@ func (r *Runlet) start() error {
 	cmd := exec.Command(r.Binary, r.Args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = append(os.Environ(), r.opts.Env...)
+	if r.svc != nil {
+		path, args, env := r.svc.wrap(append([]string{r.Binary}, r.Args...))
+		cmd.Path, cmd.Args, cmd.Env = path, append([]string{path}, args...), append(cmd.Env, env...)
+	}
 	// Own process group (a terminal ^C goes to the test, which stops runlet itself); killed if the test dies.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	exited, err := childproc.Start(cmd, syscall.SIGKILL)
@@ -320,6 +331,23 @@ func (r *Runlet) Kill() {
 	r.mu.Unlock()
 	_ = p.Kill()
 	<-done
+}
+
+// StopService stops runlet as a service manager stops a service (systemd's KillMode=control-group):
+// SIGTERM to every process in its ServiceCgroup, SIGKILL to those left after StopTimeout. It reports
+// whether SIGTERM was enough.
+func (r *Runlet) StopService() bool {
+	r.mu.Lock()
+	if r.svc == nil {
+		r.mu.Unlock()
+		r.t.Fatal("StopService: runlet was not started with ServiceCgroup")
+	}
+	r.stopped = true
+	done := r.done
+	r.mu.Unlock()
+	clean := r.svc.stop(r.opts.StopTimeout)
+	<-done
+	return clean
 }
 
 // Restart stops runlet (SIGTERM; an unclean exit fails the test) and starts it again with the same

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -30,6 +31,10 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// StopGrace is how long Stop waits after SIGTERM before SIGKILL (5 s).
 	StopGrace time.Duration
+	// Cgroups are the cgroups the service is moved to as it starts: runlet's
+	// helpers', so that the monitors it starts outlive the end of its
+	// starter's cgroup. Empty leaves it in its starter's.
+	Cgroups []string
 }
 
 // Service is a `podman system service` its starter must stop: it runs with
@@ -98,6 +103,25 @@ func (s *Service) spawn(podman string) error {
 		return fmt.Errorf("starting %s system service: %w", podman, err)
 	}
 	s.cmd, s.done = cmd, done
+	if err := s.join(); err != nil {
+		_ = s.Stop()
+		return err
+	}
+	return nil
+}
+
+// join moves the service into Options.Cgroups. It is done after the start,
+// by PID: its parent-death signal is tied to the thread that forked it, one
+// of childproc's that lives as long as the service, which the move of a
+// thread into the cgroups would leave there. The service starts nothing
+// before its API answers, which the caller waits for next.
+func (s *Service) join() error {
+	pid := []byte(strconv.Itoa(s.cmd.Process.Pid))
+	for _, d := range s.opts.Cgroups {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), pid, 0o644); err != nil {
+			return fmt.Errorf("podman service: moving it to the cgroup %s: %w", d, err)
+		}
+	}
 	return nil
 }
 

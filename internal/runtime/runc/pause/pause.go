@@ -3,8 +3,8 @@
 // in new IPC, UTS and PID namespaces (and a network namespace of its own
 // when the core gave the pod none), names the UTS namespace after the pod,
 // reaps the orphans of a pod that shares its PID namespace, and waits. It
-// outlives runlet, in a session of its own, so that a restart of runlet
-// restarts nothing.
+// outlives runlet, in a session and cgroups not runlet's, so that a
+// restart of runlet restarts nothing.
 //
 // The program is runlet-pause (cmd/runlet-pause), else runlet's own binary
 // re-executed with argv[0] set to pauseproc.Arg0; package pauseproc takes
@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/cgroups"
 	"github.com/runlet/runlet/internal/runtime/runc/pause/pauseproc"
 	"golang.org/x/sys/unix"
 )
@@ -43,10 +44,11 @@ type Config struct {
 	Namespaces
 	// Hostname names a new UTS namespace.
 	Hostname string
-	// Cgroups are the directories of the pod's cgroups. The process is
-	// made in them, so that all of its memory is charged to the pod, as the
-	// kubelet's pause container's is: a pod whose limits cannot hold it
-	// fails to get a sandbox.
+	// Cgroups are the directories of the cgroups the process is made in:
+	// the pod's, so that all of its memory is charged to the pod, as the
+	// kubelet's pause container's is (a pod whose limits cannot hold it
+	// fails to get a sandbox), and runlet's helpers' in the hierarchies
+	// without the pod's limits.
 	Cgroups []string
 	// UserNS, when set, is the pod's own user namespace, made with the
 	// process: it then owns the process's other new namespaces, which the
@@ -65,7 +67,7 @@ func Start(cfg Config) (Process, error) {
 		return Process{}, err
 	}
 	defer ready.Close()
-	cmd, err := startIn(func() *exec.Cmd { return command(cfg, w) }, cfg.Cgroups)
+	cmd, err := cgroups.StartIn(func() *exec.Cmd { return command(cfg, w) }, cfg.Cgroups)
 	w.Close()
 	if err != nil {
 		// A fork the pod's memory cgroup cannot hold fails with ENOMEM, or
