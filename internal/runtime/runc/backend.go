@@ -61,6 +61,7 @@ type Backend struct {
 	// where the host allows one (sealedRunc).
 	runc       string
 	runcCopy   *os.File
+	version    []byte // runc's --version, read once
 	conmon     string
 	pause      *pause.Binary
 	images     *imagestore.Store
@@ -183,13 +184,17 @@ func findBinary(given, name string, fallbacks ...string) (string, error) {
 
 // detect reads what the host allows containers, once.
 func (b *Backend) detect(ctx context.Context) error {
-	out, err := b.runcCommand(ctx, "--version").Output()
-	if err != nil {
-		return fmt.Errorf("runc backend: %s --version: %w", b.runcName(), err)
+	if b.version == nil {
+		out, err := b.runcCommand(ctx, "--version").Output()
+		if err != nil {
+			return fmt.Errorf("runc backend: %s --version: %w", b.runcName(), err)
+		}
+		b.version = out
 	}
-	version := strings.TrimPrefix(strings.SplitN(string(out), "\n", 2)[0], "runc version ")
+	version := strings.TrimPrefix(strings.SplitN(string(b.version), "\n", 2)[0], "runc version ")
 	h := ocispec.Host{Cgroups: cgroups.Detect(cgroups.Unified())}
 	var r unix.Rlimit
+	var err error
 	if unix.Getrlimit(unix.RLIMIT_NOFILE, &r) == nil {
 		h.NoFileHard = r.Max
 	}

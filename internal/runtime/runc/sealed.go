@@ -16,16 +16,17 @@ const runcSeals = unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | uni
 
 // useSealedRunc runs runc from a sealed copy where the host allows one.
 func (b *Backend) useSealedRunc(ctx context.Context) {
-	path, f, err := sealedRunc(ctx, b.runc)
+	path, f, version, err := sealedRunc(ctx, b.runc)
 	if err != nil {
 		b.logf("runc backend: runc runs from %s, which it copies before each container's start: %v", b.runc, err)
 		return
 	}
-	b.runc, b.runcCopy = path, f
+	b.runc, b.runcCopy, b.version = path, f, version
 }
 
 // sealedRunc copies the runc binary at path into a sealed memfd, once per
-// backend, and returns the path that runs it and the file that keeps it.
+// backend, and returns the path that runs it, the file that keeps it, and
+// what it answered to --version, run to check the copy.
 //
 // Before each `runc init`, runc 1.1 makes sure the container cannot reach
 // the host's binary (CVE-2019-5736): it bind-mounts its binary read-only
@@ -37,22 +38,23 @@ func (b *Backend) useSealedRunc(ctx context.Context) {
 //
 // A host that refuses one (no sealing, or memfd exec turned off by
 // vm.memfd_noexec) gets an error, and the caller goes on with path.
-func sealedRunc(ctx context.Context, path string) (string, *os.File, error) {
+func sealedRunc(ctx context.Context, path string) (string, *os.File, []byte, error) {
 	fd, err := unix.MemfdCreate("runc", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
-		return "", nil, fmt.Errorf("memfd_create: %w", err)
+		return "", nil, nil, fmt.Errorf("memfd_create: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), path) // its Name is the host's binary, for messages
 	if err := copySealed(f, path); err != nil {
 		f.Close()
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	sealed := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), fd)
-	if err := exec.CommandContext(ctx, sealed, "--version").Run(); err != nil {
+	version, err := exec.CommandContext(ctx, sealed, "--version").Output()
+	if err != nil {
 		f.Close()
-		return "", nil, fmt.Errorf("running the sealed copy: %w", err)
+		return "", nil, nil, fmt.Errorf("running the sealed copy: %w", err)
 	}
-	return sealed, f, nil
+	return sealed, f, version, nil
 }
 
 func copySealed(f *os.File, path string) error {

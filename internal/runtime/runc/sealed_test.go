@@ -16,7 +16,7 @@ func TestSealedRunc(t *testing.T) {
 	if err != nil {
 		t.Skip("runc is not installed")
 	}
-	path, f, err := sealedRunc(context.Background(), runc)
+	path, f, version, err := sealedRunc(context.Background(), runc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +39,9 @@ func TestSealedRunc(t *testing.T) {
 	if err != nil || string(got) != string(want) {
 		t.Errorf("the copy says %q (%v), runc %q", got, err, want)
 	}
+	if string(version) != string(want) {
+		t.Errorf("the version read with the copy's check is %q; runc says %q", version, want)
+	}
 	if _, err := f.Write([]byte("x")); err == nil {
 		t.Error("the sealed copy took a write")
 	}
@@ -47,7 +50,7 @@ func TestSealedRunc(t *testing.T) {
 // TestSealedRuncRefused: a binary that cannot be read gives an error, on
 // which the backend goes on with the path it found.
 func TestSealedRuncRefused(t *testing.T) {
-	if _, _, err := sealedRunc(context.Background(), "/nonexistent/runc"); err == nil {
+	if _, _, _, err := sealedRunc(context.Background(), "/nonexistent/runc"); err == nil {
 		t.Fatal("no error for a missing binary")
 	}
 }
