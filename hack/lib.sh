@@ -39,11 +39,12 @@ stop_pid() {
 
 # remove_node_network NODE ROOT_DIR: what a stopped runlet's kubenet network leaves on the host: the
 # network namespaces of its pods (pinned in /run/netns, recorded in ROOT_DIR/network/attachments/*.json),
-# its bridge runlet-<first 8 hex of sha256(NODE)> and its NAT POSTROUTING MASQUERADE rule. A real node
+# its bridge runlet-<first 8 hex of sha256(NODE)>, its NAT POSTROUTING MASQUERADE rule, and the hostPort
+# rules of pods it did not tear down (a hostPort left mapped takes the port's traffic from 127.0.0.1). A real node
 # keeps them for its next start; a node that does not come back (a conformance node, make stop with
 # RM_PODS=1, a test's node: test/e2e/framework) must not leave them.
 remove_node_network() {
-  local node=$1 root=$2 f ns br n=0 line
+  local node=$1 root=$2 f ns br n=0 line chain
   for f in "$root"/network/attachments/*.json; do
     [ -f "$f" ] || continue
     # runlet writes the record as compact JSON, "netns" before the pod's fields
@@ -66,6 +67,17 @@ remove_node_network() {
         log "removed the masquerade rule of node $node"
       else
         log "warning: could not remove the iptables rule: $line"
+      fi
+    done || true
+  # the hostPort rules of pods it did not tear down: portmap's, which name the network (the bridge's name);
+  # iptables-restore reads the rule as iptables-save quotes it
+  iptables-save -t nat 2>/dev/null | grep '^-A CNI-HOSTPORT-DNAT ' | grep -F -- "dnat name: \\\"$br\\\"" |
+    while read -r line; do
+      chain=${line##* -j }
+      if printf '*nat\n-D %s\n-F %s\n-X %s\nCOMMIT\n' "${line#-A }" "$chain" "$chain" | iptables-restore -w 5 --noflush; then
+        log "removed the hostPort rules $chain of node $node"
+      else
+        log "warning: could not remove the hostPort rules $chain"
       fi
     done || true
 }

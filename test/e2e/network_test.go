@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -216,4 +218,41 @@ func TestMissingClusterDNS(t *testing.T) {
 		return hasEvent(t, ns, pod.Name, "MissingClusterDNS",
 			`kubelet does not have ClusterDNS IP configured and cannot create Pod using "ClusterFirst" policy. Falling back to "Default" policy.`), nil
 	})
+}
+
+// TestNodeNetworkRemovedAfterKill: runlet is killed while a pod maps a hostPort, and the node does not
+// come back (make stop RM_PODS=1, a conformance or test node): what hack/lib.sh's remove_node_network
+// takes away includes the pod's hostPort rules, so the port reaches the host's own listener again.
+func TestNodeNetworkRemovedAfterKill(t *testing.T) {
+	t.Parallel()
+	rl := framework.StartRunlet(t, framework.RunletOptions{})
+	ns := framework.Namespace(t)
+	port := framework.FreePort(t)
+	c := webServer("web")
+	c.Ports[0].HostPort = int32(port)
+	framework.CreatePod(t, framework.PodFor(rl.NodeName, ns, "hostport", c))
+	framework.WaitForPodReady(t, ns, "hostport", 2*time.Minute)
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	if got := hostGet(t, url, 30*time.Second); got != "hostport" {
+		t.Fatalf("%s answered %q; want the pod, hostport", url, got)
+	}
+
+	rl.Kill()
+	out, err := framework.RemoveNodeNetwork(rl.RootDir, rl.NodeName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "hostPort rules") {
+		t.Errorf("remove_node_network said %q; want the pod's hostPort rules removed", out)
+	}
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "host") }), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	if got := hostGet(t, url, 30*time.Second); got != "host" {
+		t.Errorf("%s answered %q; want the host's own listener", url, got)
+	}
 }

@@ -71,8 +71,8 @@ func PodCIDR(n *v1.Node) (*net.IPNet, error) {
 }
 
 // RemoveNodeNetwork takes away what a stopped runlet's network left on the host (hack/lib.sh's
-// remove_node_network, which make conformance and make stop use too): the namespaces of pods it did not
-// get to tear down, its bridge and its NAT rule. A real node keeps them for its next start; a test node
+// remove_node_network, which make conformance and make stop use too): the namespaces and hostPort rules
+// of pods it did not get to tear down, its bridge and its NAT rule. A real node keeps them for its next start; a test node
 // does not come back. It returns what it removed, as the script says it.
 func RemoveNodeNetwork(rootDir, node string) (string, error) {
 	root := ""

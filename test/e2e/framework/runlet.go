@@ -466,7 +466,7 @@ func (r *Runlet) cleanup() {
 		// tear down, the bridge and NAT rule are there for every node.
 		if out, err := RemoveNodeNetwork(r.RootDir, r.NodeName); err != nil {
 			t.Logf("runlet %s: %v", r.NodeName, err)
-		} else if strings.Contains(out, "pod network namespaces") {
+		} else if strings.Contains(out, "pod network namespaces") || strings.Contains(out, "hostPort rules") {
 			t.Logf("runlet %s left pod network namespaces behind after its pods were deleted: %s", r.NodeName, out)
 		}
 	}
