@@ -25,6 +25,22 @@ func webServer(name string) v1.Container {
 	return c
 }
 
+// hostPortPod runs the web server pod "hostport" on node with its port mapped to a free hostPort on
+// 127.0.0.1, checks that the host reaches it there, and returns that URL.
+func hostPortPod(t *testing.T, node, ns string) string {
+	t.Helper()
+	port := framework.FreePort(t)
+	c := webServer("web")
+	c.Ports[0].HostPort = int32(port)
+	framework.CreatePod(t, framework.PodFor(node, ns, "hostport", c))
+	framework.WaitForPodReady(t, ns, "hostport", 2*time.Minute)
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	if got := hostGet(t, url, 30*time.Second); got != "hostport" {
+		t.Errorf("%s answered %q; want hostport", url, got)
+	}
+	return url
+}
+
 // hostGet fetches url from the host, retrying until timeout.
 func hostGet(t *testing.T, url string, timeout time.Duration) string {
 	t.Helper()
@@ -130,17 +146,7 @@ func TestClusterNetwork(t *testing.T) {
 			t.Errorf("from client-b, %s answered %q; want web-b", urlB, got)
 		}
 	})
-	t.Run("HostPort", func(t *testing.T) {
-		port := framework.FreePort(t)
-		c := webServer("web")
-		c.Ports[0].HostPort = int32(port)
-		framework.CreatePod(t, framework.PodFor(b.NodeName, ns, "hostport", c))
-		framework.WaitForPodReady(t, ns, "hostport", 2*time.Minute)
-		url := fmt.Sprintf("http://127.0.0.1:%d/", port)
-		if got := hostGet(t, url, 30*time.Second); got != "hostport" {
-			t.Errorf("%s answered %q; want hostport", url, got)
-		}
-	})
+	t.Run("HostPort", func(t *testing.T) { hostPortPod(t, b.NodeName, ns) })
 	t.Run("RestartKeepsTheAddress", func(t *testing.T) {
 		a.Restart()
 		framework.Eventually(t, 30*time.Second, "web-a Ready after the restart", func() (bool, error) {

@@ -227,14 +227,9 @@ func TestNodeNetworkRemovedAfterKill(t *testing.T) {
 	t.Parallel()
 	rl := framework.StartRunlet(t, framework.RunletOptions{})
 	ns := framework.Namespace(t)
-	port := framework.FreePort(t)
-	c := webServer("web")
-	c.Ports[0].HostPort = int32(port)
-	framework.CreatePod(t, framework.PodFor(rl.NodeName, ns, "hostport", c))
-	framework.WaitForPodReady(t, ns, "hostport", 2*time.Minute)
-	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
-	if got := hostGet(t, url, 30*time.Second); got != "hostport" {
-		t.Fatalf("%s answered %q; want the pod, hostport", url, got)
+	url := hostPortPod(t, rl.NodeName, ns)
+	if t.Failed() {
+		t.FailNow()
 	}
 
 	rl.Kill()
@@ -245,7 +240,7 @@ func TestNodeNetworkRemovedAfterKill(t *testing.T) {
 	if !strings.Contains(out, "hostPort rules") {
 		t.Errorf("remove_node_network said %q; want the pod's hostPort rules removed", out)
 	}
-	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	ln, err := net.Listen("tcp", strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/"))
 	if err != nil {
 		t.Fatal(err)
 	}
