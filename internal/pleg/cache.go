@@ -104,6 +104,14 @@ func (c *Cache) newerThan(uid string, ts time.Time) bool {
 	return c.global.After(ts)
 }
 
+// Listed reports whether a complete relist has filled the cache: until
+// then a pod it does not hold may still have backend objects.
+func (c *Cache) Listed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.global.IsZero()
+}
+
 // Wake releases waiters so they can notice a closed stop channel.
 func (c *Cache) Wake() { c.cond.Broadcast() }
 

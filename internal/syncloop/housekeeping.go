@@ -9,12 +9,14 @@ import (
 
 // housekeeping removes backend pods that belong to no pod, and forgets
 // finished workers, as HandlePodCleanups does. Until every source has been
-// seen it does nothing but keep mirror pods: a slow start must never delete
-// live workloads.
+// seen, and the PLEG has listed the backend once, it does nothing but keep
+// mirror pods: a slow start must never delete live workloads, nor the
+// volumes of a pod deleted while runlet was down whose containers still
+// run (the kubelet's cleanups read the runtime's list too).
 func (l *Loop) housekeeping(ctx context.Context) {
 	seen := l.cfg.SourcesSeen()
 	l.syncMirrors(seen)
-	if !seen {
+	if !seen || !l.cfg.Cache.Listed() {
 		return
 	}
 	desired := map[types.UID]bool{}

@@ -46,7 +46,7 @@ func (f *fakeVolumes) CleanupPodDirs(keep func(string) bool) error {
 
 // TestPodDirsCleanedOnceGone: housekeeping removes the directories of pods
 // no source holds, no worker is busy with and no backend object belongs to,
-// and only once every source has been seen.
+// and only once every source has been seen and the backend listed.
 func TestPodDirsCleanedOnceGone(t *testing.T) {
 	vols := &fakeVolumes{dirs: []string{"desired", "in-backend", "worker", "gone"}}
 	seen := false
@@ -56,7 +56,6 @@ func TestPodDirsCleanedOnceGone(t *testing.T) {
 	if _, err := e.f.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: "in-backend", Namespace: "ns", Name: "b"}); err != nil {
 		t.Fatal(err)
 	}
-	e.pl.Relist(ctx)
 	l.pods.set(&v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "desired", Name: "desired", Namespace: "ns"}})
 	// A pod being terminated: its worker still runs after the source dropped it.
 	l.workers.UpdatePod(&v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "worker", Name: "w", Namespace: "ns"}}, SyncPodKill, nil)
@@ -66,6 +65,11 @@ func TestPodDirsCleanedOnceGone(t *testing.T) {
 		t.Fatal("pod directories were cleaned before every source was seen")
 	}
 	seen = true
+	l.housekeeping(ctx)
+	if vols.cleanups != 0 {
+		t.Fatalf("pod directories were cleaned before the backend was listed (removed %v)", vols.removed)
+	}
+	e.pl.Relist(ctx)
 	l.housekeeping(ctx)
 	sort.Strings(vols.dirs)
 	if len(vols.removed) != 1 || vols.removed[0] != "gone" {
