@@ -118,6 +118,12 @@ func (m *Manager) RemovePod(ctx context.Context, ps *runtime.PodStatus) error {
 	return err
 }
 
+// ReleasePod removes what the backend keeps for a pod that is gone beside
+// its sandboxes, its pod cgroup (the kubelet's cleanupOrphanedPodCgroups).
+func (m *Manager) ReleasePod(ctx context.Context, uid string) error {
+	return m.rt.ReleasePod(ctx, uid)
+}
+
 func (m *Manager) removeAll(ctx context.Context, ps *runtime.PodStatus) error {
 	var errs []error
 	for _, sb := range ps.Sandboxes {

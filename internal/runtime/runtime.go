@@ -66,6 +66,12 @@ type Lifecycle interface {
 	UpdateSandboxResources(ctx context.Context, id string, r Resources) error
 	// RemoveSandbox kills whatever still runs in the sandbox and removes it and its containers.
 	RemoveSandbox(ctx context.Context, id string) error
+	// ReleasePod removes what the backend keeps for a pod beside its
+	// sandboxes (its pod cgroup, and what still runs there) once the pod is
+	// gone with all of them: what a crash between a sandbox's removal and
+	// its cgroup's, or a sandbox create that failed part-way, left behind.
+	// A pod it holds nothing of is no error.
+	ReleasePod(ctx context.Context, podUID string) error
 
 	CreateContainer(ctx context.Context, sandboxID string, cfg ContainerConfig) (string, error)
 	// StartContainer starts a created container. A backend may start the

@@ -36,7 +36,7 @@ func (l *Loop) housekeeping(ctx context.Context) {
 	}
 	l.forgetAllocations(desired)
 	l.retryPendingResizes()
-	l.cleanupPodDirs()
+	l.cleanupPodDirs(ctx)
 	l.cfg.Runtime.GC()
 }
 

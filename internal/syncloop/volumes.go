@@ -1,6 +1,8 @@
 package syncloop
 
 import (
+	"context"
+
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -9,8 +11,9 @@ type PodVolumes interface {
 	// TearDownPod unmounts and removes the pod's volumes once its
 	// containers are gone.
 	TearDownPod(uid types.UID) error
-	// CleanupPodDirs removes pods/<uid> of every pod keep says is gone.
-	CleanupPodDirs(keep func(uid string) bool) error
+	// CleanupPodDirs removes pods/<uid> of every pod keep says is gone,
+	// calling release for it first.
+	CleanupPodDirs(keep func(uid string) bool, release func(uid string)) error
 }
 
 // tearDownVolumes runs once a pod's containers have stopped for good.
@@ -24,9 +27,13 @@ func (l *Loop) tearDownVolumes(uid types.UID) error {
 // cleanupPodDirs removes the directories of pods that no source holds, no
 // worker is busy with and no backend object belongs to, as the kubelet's
 // cleanupOrphanedPodDirs: also those of pods deleted while runlet was down.
-// It runs on the loop's goroutine, where pods are added, so a pod cannot
-// appear while its directory is judged.
-func (l *Loop) cleanupPodDirs() {
+// Before each goes, what the backend keeps for the pod beside its sandboxes
+// does, as in the kubelet's cleanupOrphanedPodCgroups: a pod's directory is
+// made before its first sandbox, so the pods that have one are all those
+// this node may have left a cgroup of. It runs on the loop's goroutine,
+// where pods are added, so a pod cannot appear while its directory is
+// judged.
+func (l *Loop) cleanupPodDirs(ctx context.Context) {
 	if l.cfg.Volumes == nil {
 		return
 	}
@@ -38,7 +45,12 @@ func (l *Loop) cleanupPodDirs() {
 		_, desired := l.pods.get(types.UID(uid))
 		return desired || l.workers.known(types.UID(uid)) || inBackend[uid]
 	}
-	if err := l.cfg.Volumes.CleanupPodDirs(keep); err != nil {
+	release := func(uid string) {
+		if err := l.cfg.Runtime.ReleasePod(ctx, uid); err != nil {
+			l.log.WithError(err).WithField("podUID", uid).Warn("removing the pod cgroup of a pod that is gone failed")
+		}
+	}
+	if err := l.cfg.Volumes.CleanupPodDirs(keep, release); err != nil {
 		l.log.WithError(err).Warn("removing directories of pods that are gone failed")
 	}
 }

@@ -28,7 +28,7 @@ func (f *fakeVolumes) TearDownPod(uid types.UID) error {
 	return nil
 }
 
-func (f *fakeVolumes) CleanupPodDirs(keep func(string) bool) error {
+func (f *fakeVolumes) CleanupPodDirs(keep func(string) bool, release func(string)) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.cleanups++
@@ -37,6 +37,7 @@ func (f *fakeVolumes) CleanupPodDirs(keep func(string) bool) error {
 		if keep(uid) {
 			left = append(left, uid)
 		} else {
+			release(uid)
 			f.removed = append(f.removed, uid)
 		}
 	}
@@ -74,6 +75,9 @@ func TestPodDirsCleanedOnceGone(t *testing.T) {
 	sort.Strings(vols.dirs)
 	if len(vols.removed) != 1 || vols.removed[0] != "gone" {
 		t.Errorf("removed %v, kept %v; want only 'gone' removed", vols.removed, vols.dirs)
+	}
+	if got := e.f.Released(); len(got) != 1 || got[0] != "gone" {
+		t.Errorf("the backend released %v; want only what it kept for 'gone'", got)
 	}
 }
 

@@ -148,7 +148,7 @@ func TestTearDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.m.mounter = &stuckMounter{FakeMounter: mount.NewFakeMounter([]mount.MountPoint{{Path: stuck, Type: "tmpfs"}})}
-	err := e.m.CleanupPodDirs(func(uid string) bool { return false })
+	err := e.m.CleanupPodDirs(func(uid string) bool { return false }, nil)
 	if err == nil || !strings.Contains(err.Error(), "mounts left below") {
 		t.Errorf("CleanupPodDirs with a mount left: %v", err)
 	}

@@ -34,7 +34,9 @@ func (m *Manager) TearDownPod(uid types.UID) error {
 // CleanupPodDirs removes the directories of pods that keep says are gone,
 // as the kubelet's cleanupOrphanedPodDirs: also those of pods deleted while
 // runlet was not running. A directory with a mount left below it is kept.
-func (m *Manager) CleanupPodDirs(keep func(uid string) bool) error {
+// release, when set, runs for each pod first, so that a crash before the
+// directory goes leaves the mark of a pod to clean up.
+func (m *Manager) CleanupPodDirs(keep func(uid string) bool, release func(uid string)) error {
 	uids, err := m.cfg.Dirs.PodUIDs()
 	if err != nil {
 		return err
@@ -45,6 +47,9 @@ func (m *Manager) CleanupPodDirs(keep func(uid string) bool) error {
 			continue
 		}
 		m.forget(types.UID(uid))
+		if release != nil {
+			release(uid)
+		}
 		dir := m.cfg.Dirs.Pod(uid)
 		if err := m.unmountAll(dir); err != nil {
 			errs = append(errs, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,9 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/poddir"
+	"github.com/runlet/runlet/internal/runtime/cgroups"
 	"github.com/runlet/runlet/test/e2e/framework"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
 )
 
 type containerSnapshot struct {
@@ -80,13 +84,63 @@ func TestReadoptionAfterSIGKILL(t *testing.T) {
 	rl.Kill()
 	zero := int64(0)
 	framework.DeletePod(t, ns, "p10", &zero)
+	leftover := plantPodLeftover(t, rl)
 	rl.Start()
 
 	framework.Eventually(t, 60*time.Second, "the pod deleted while runlet was down is cleaned up", func() (bool, error) {
 		return len(framework.Sandboxes(t, gone.UID)) == 0, nil
 	})
+	framework.Eventually(t, 60*time.Second, "the directory and cgroup a crash left of a pod that is gone are removed", func() (bool, error) {
+		return len(existing(leftover)) == 0, nil
+	})
 	time.Sleep(5 * time.Second) // let a few relists and syncs pass
 	assertUnchanged(t, ns, before)
+	if left := existing(podCgroupDirs(t, string(gone.UID), "")); len(left) > 0 {
+		t.Errorf("the pod deleted while runlet was down left its cgroup: %v", left)
+	}
+}
+
+// plantPodLeftover leaves what a runlet that crashed between removing a
+// pod's sandbox and its cgroup leaves: the pod's directory, and its pod
+// cgroup with the runtime's empty one below, in every hierarchy. It
+// returns their paths.
+func plantPodLeftover(t *testing.T, rl *framework.Runlet) []string {
+	t.Helper()
+	uid := string(uuid.NewUUID())
+	dirs := append([]string{poddir.New(rl.RootDir).Pod(uid)}, podCgroupDirs(t, uid, "libpod-leftover")...)
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = cgroups.PodCgroup{Root: cgroups.Root, Path: cgroups.PodCgroupPath(uid)}.Destroy() })
+	return dirs
+}
+
+// podCgroupDirs are the pod's cgroup, or the named one below it, in every
+// hierarchy of this host.
+func podCgroupDirs(t *testing.T, uid, below string) []string {
+	t.Helper()
+	hs, err := cgroups.Hierarchies(cgroups.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, h := range hs {
+		out = append(out, filepath.Join(h, cgroups.PodCgroupPath(uid), below))
+	}
+	return out
+}
+
+// existing are the paths that exist.
+func existing(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // TestPodmanServiceRestart kills runlet's podman service: runlet restarts

@@ -95,3 +95,37 @@ func TestMakeCpuset(t *testing.T) {
 	}
 	_ = cmd.Wait()
 }
+
+// What a pod that is gone left goes from every hierarchy, cgroups below it
+// and the processes in them included.
+func TestDestroyLeftovers(t *testing.T) {
+	hs := hostCgroups(t)
+	c := PodCgroup{Root: Root, Path: PodCgroupPath("runlet-cgroups-test-" + strconv.Itoa(os.Getpid()))}
+	var dirs []string
+	for _, h := range hs {
+		if isCgroup(h) {
+			d := filepath.Join(h, c.Path, "libpod-id", "ctr")
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			dirs = append(dirs, d)
+		}
+	}
+	cmd, err := StartIn(func() *exec.Cmd { return exec.Command("sleep", "60") }, dirs[:1])
+	if err != nil {
+		_ = c.Destroy()
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	if err := c.Destroy(); err != nil {
+		t.Errorf("Destroy: %v", err)
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Dir(filepath.Dir(d))); !os.IsNotExist(err) {
+			t.Errorf("%s is still there (%v)", d, err)
+		}
+	}
+	if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Errorf("the process in the pod cgroup ended with %v; want killed", err)
+	}
+}

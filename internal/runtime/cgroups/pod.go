@@ -106,6 +106,44 @@ func (c PodCgroup) Remove(below ...string) {
 	}
 }
 
+// Destroy kills every process in the cgroup and the cgroups below it, then
+// removes them all from each hierarchy, as the kubelet's pod cgroup
+// manager destroys the cgroup of a pod that is gone. It names what stays.
+func (c PodCgroup) Destroy() error {
+	dirs, _ := filepath.Glob(filepath.Join(c.Root, "*", c.Path))
+	dirs = append(dirs, filepath.Join(c.Root, c.Path))
+	for _, d := range dirs {
+		killTree(d)
+	}
+	var left []string
+	for _, d := range dirs {
+		removeTree(d)
+		if _, err := os.Stat(d); err == nil {
+			left = append(left, d)
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("cgroup %s is still in use: %s", c.Path, strings.Join(left, ", "))
+	}
+	return nil
+}
+
+// killTree sends SIGKILL to the processes in dir and the cgroups below it.
+func killTree(dir string) {
+	_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || !e.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(filepath.Join(p, "cgroup.procs"))
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+				_ = unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+		return nil
+	})
+}
+
 // removeTree removes dir and the directories below it, deepest first.
 func removeTree(dir string) {
 	var tree []string

@@ -24,6 +24,15 @@ func (b *Backend) podCgroup(path string) cgroups.PodCgroup {
 	return cgroups.PodCgroup{Root: cgroups.Root, Path: path, Host: b.cg}
 }
 
+// ReleasePod implements runtime.Runtime: it destroys the pod cgroup runlet
+// made, with podman's below it and what still runs there.
+func (b *Backend) ReleasePod(_ context.Context, uid string) error {
+	if !b.podCgroups {
+		return nil
+	}
+	return b.podCgroup(cgroups.PodCgroupPath(uid)).Destroy()
+}
+
 // podCgroupOf finds the cgroup runlet made for a pod about to be removed,
 // and the pod's ID, the name of podman's cgroup below it: from the cached
 // labels, else from podman (id may be the pod's name). Empty: it has none.

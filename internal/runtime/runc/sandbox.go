@@ -99,6 +99,13 @@ func (b *Backend) podCgroup(rec *sandboxRecord) cgroups.PodCgroup {
 	return cgroups.PodCgroup{Root: cgroups.Root, Path: rec.CgroupParent, Host: b.host.Cgroups}
 }
 
+// ReleasePod implements runtime.Runtime: it destroys the pod cgroup, with
+// any container cgroup below it and what still runs there (a pause process
+// whose sandbox record a crash kept from being written).
+func (b *Backend) ReleasePod(_ context.Context, uid string) error {
+	return cgroups.PodCgroup{Root: cgroups.Root, Path: cgroups.PodCgroupPath(uid), Host: b.host.Cgroups}.Destroy()
+}
+
 // UpdateSandboxResources writes the pod cgroup's new limits.
 func (b *Backend) UpdateSandboxResources(_ context.Context, id string, r runtime.Resources) error {
 	rec, err := b.readSandbox(id)

@@ -58,6 +58,7 @@ type store struct {
 	imageUsers map[string]string
 	sbConfigs  map[string]runtime.SandboxConfig
 	signalLost map[string]bool // container IDs whose stop signal is lost
+	released   []string        // pod UIDs ReleasePod was called for
 }
 
 var _ runtime.Runtime = (*Fake)(nil)

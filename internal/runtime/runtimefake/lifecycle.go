@@ -3,6 +3,7 @@ package runtimefake
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
@@ -81,6 +82,24 @@ func (f *Fake) RemoveSandbox(_ context.Context, id string) error {
 	delete(f.sandboxes, id)
 	f.publish(sb.Labels, sb.PodUID, "", "pod-remove")
 	return nil
+}
+
+// ReleasePod implements runtime.Runtime: it records the pod (Released).
+func (f *Fake) ReleasePod(_ context.Context, uid string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.enter("ReleasePod"); err != nil {
+		return err
+	}
+	f.released = append(f.released, uid)
+	return nil
+}
+
+// Released lists the pods ReleasePod was called for, in order.
+func (f *Fake) Released() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.released)
 }
 
 // CreateContainer implements runtime.Runtime. The container's labels are

@@ -267,6 +267,13 @@ func (s *suite) testRemoveSandbox(t *testing.T) {
 		}
 	}
 	t.Logf("RemoveSandbox with 2 running containers took %v", time.Since(start))
+	// Nothing is left for ReleasePod to fail on, and a pod the backend never
+	// saw is no error.
+	for _, uid := range []string{sb.PodUID, newUID()} {
+		if err := s.rt.ReleasePod(ctxT(t, time.Minute), uid); err != nil {
+			t.Errorf("ReleasePod(%s) once its sandbox is gone: %v", uid, err)
+		}
+	}
 }
 
 // waitTrapped waits until the container's script says it has set its
