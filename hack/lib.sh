@@ -82,6 +82,24 @@ remove_node_network() {
     done || true
 }
 
+# remove_pod_cgroups NODE ROOT_DIR: the cgroups a stopped runlet's pods left (/runlet/pod<uid> in every
+# hierarchy, with what the runtime made below), once the pods are gone: those of the pods with a directory
+# under ROOT_DIR/pods, which runlet makes before a pod's first sandbox, so no other node's. A cgroup a
+# process still holds stays.
+remove_pod_cgroups() {
+  local node=$1 root=$2 d cg c n=0
+  for d in "$root"/pods/*/; do
+    [ -d "$d" ] || continue
+    cg=$(basename "$d"); cg=pod${cg//-/_}
+    for c in /sys/fs/cgroup/*/runlet/"$cg" /sys/fs/cgroup/runlet/"$cg"; do
+      [ -d "$c" ] || continue
+      find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+      [ -d "$c" ] || n=$((n + 1))
+    done
+  done
+  [ "$n" = 0 ] || log "removed $n pod cgroups (one per pod and hierarchy) of node $node"
+}
+
 # remove_runc_pods NODE ROOT: what a stopped runlet on the runc backend (--root-dir ROOT) left running:
 # its containers (runc delete --force), its pods' pause processes, and the mounts under ROOT (container
 # roots, /dev/shm, volumes), innermost first. runlet itself leaves them running across its restarts.

@@ -29,6 +29,7 @@ while read -r NODE; do
     root=$RUN_DIR/runlet; [ "$i" = 1 ] || root=$RUN_DIR/runlet-$i
     remove_runc_pods "$NODE" "$root"
     remove_node_network "$NODE" "$root"
+    remove_pod_cgroups "$NODE" "$root"
   else
     n=$(podman pod ps -q --filter "$F" 2>/dev/null | wc -l)
     [ "$n" = 0 ] || log "$n podman pods of node $NODE keep running (make run re-adopts them; RM_PODS=1 make stop removes them)"

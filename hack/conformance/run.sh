@@ -148,6 +148,7 @@ teardown() {
     [ -z "$ctrs" ] || podman rm -f -t 0 $ctrs >/dev/null 2>&1 || true
     remove_runc_pods "${NODES[i]}" "${ROOTS[i]}"
     remove_node_network "${NODES[i]}" "${ROOTS[i]}"
+    remove_pod_cgroups "${NODES[i]}" "${ROOTS[i]}"
     # the tmpfs volumes of pods still being deleted when runlet stopped (innermost first)
     awk -v p="${ROOTS[i]}/" 'index($2, p) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do umount "$m" || true; done
   done

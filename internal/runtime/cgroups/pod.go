@@ -109,9 +109,14 @@ func (c PodCgroup) Remove(below ...string) {
 // Destroy kills every process in the cgroup and the cgroups below it, then
 // removes them all from each hierarchy, as the kubelet's pod cgroup
 // manager destroys the cgroup of a pod that is gone. It names what stays.
-func (c PodCgroup) Destroy() error {
-	dirs, _ := filepath.Glob(filepath.Join(c.Root, "*", c.Path))
-	dirs = append(dirs, filepath.Join(c.Root, c.Path))
+func (c PodCgroup) Destroy() error { return Destroy(c.Root, c.Path) }
+
+// Destroy kills every process in the cgroup at path below each hierarchy
+// mounted at root, and in the cgroups below it, then removes them all. It
+// names what stays.
+func Destroy(root, path string) error {
+	dirs, _ := filepath.Glob(filepath.Join(root, "*", path))
+	dirs = append(dirs, filepath.Join(root, path))
 	for _, d := range dirs {
 		killTree(d)
 	}
@@ -123,7 +128,7 @@ func (c PodCgroup) Destroy() error {
 		}
 	}
 	if len(left) > 0 {
-		return fmt.Errorf("cgroup %s is still in use: %s", c.Path, strings.Join(left, ", "))
+		return fmt.Errorf("cgroup %s is still in use: %s", path, strings.Join(left, ", "))
 	}
 	return nil
 }

@@ -243,6 +243,12 @@ func (b *Backend) RemoveContainer(ctx context.Context, id string) error {
 	if _, err := b.runcCmd(ctx, "delete", "--force", id); err != nil && !notExist(err) {
 		return fmt.Errorf("container %s: %w", rec.Config.Name, err)
 	}
+	// A container's cgroup can outlive `runc delete` (a full conformance
+	// run on a hybrid host left some, mostly in the named systemd and the
+	// unified hierarchies), and would then keep the pod's from going.
+	if err := cgroups.Destroy(cgroups.Root, rec.CgroupPath); err != nil {
+		b.logf("container %s: %v", rec.Config.Name, err)
+	}
 	if err := b.removeBundle(rec); err != nil {
 		return err
 	}

@@ -75,16 +75,27 @@ func PodCIDR(n *v1.Node) (*net.IPNet, error) {
 // of pods it did not get to tear down, its bridge and its NAT rule. A real node keeps them for its next start; a test node
 // does not come back. It returns what it removed, as the script says it.
 func RemoveNodeNetwork(rootDir, node string) (string, error) {
+	return runLib("remove_node_network", node, rootDir)
+}
+
+// RemovePodCgroups takes away the cgroups a stopped runlet's pods left (hack/lib.sh's remove_pod_cgroups):
+// a test node does not come back to remove them once its pods are gone.
+func RemovePodCgroups(rootDir, node string) (string, error) {
+	return runLib("remove_pod_cgroups", node, rootDir)
+}
+
+// runLib runs one of hack/lib.sh's functions that take a node and its root dir, and returns what it said.
+func runLib(fn, node, rootDir string) (string, error) {
 	root := ""
 	if cluster != nil {
 		root = cluster.RepoRoot
 	} else if r, err := repoRoot(); err == nil {
 		root = r
 	}
-	script := `. "$0"; remove_node_network "$1" "$2"`
+	script := `. "$0"; ` + fn + ` "$1" "$2"`
 	out, err := exec.Command("bash", "-c", script, filepath.Join(root, "hack", "lib.sh"), node, rootDir).CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("hack/lib.sh remove_node_network %s: %v: %s", node, err, out)
+		return "", fmt.Errorf("hack/lib.sh %s %s: %v: %s", fn, node, err, out)
 	}
 	return strings.TrimSpace(string(out)), nil
 }

@@ -469,6 +469,10 @@ func (r *Runlet) cleanup() {
 		} else if strings.Contains(out, "pod network namespaces") || strings.Contains(out, "hostPort rules") {
 			t.Logf("runlet %s left pod network namespaces behind after its pods were deleted: %s", r.NodeName, out)
 		}
+		// A killed runlet's pods, removed above without it, leave their cgroups.
+		if _, err := RemovePodCgroups(r.RootDir, r.NodeName); err != nil {
+			t.Logf("runlet %s: %v", r.NodeName, err)
+		}
 	}
 	if c != nil {
 		err := c.Client.CoreV1().Nodes().Delete(ctx, r.NodeName, metav1.DeleteOptions{})
