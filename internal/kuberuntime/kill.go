@@ -108,8 +108,9 @@ func (m *Manager) stopWindow(ctx context.Context, id string, grace time.Duration
 	return minimumGracePeriod
 }
 
-// RemovePod removes every sandbox of the pod, with its containers, and the
-// pod's hosts file and resolv.conf.
+// RemovePod removes every sandbox of the pod, with its containers, then what
+// the backend keeps of the pod beside them (ReleasePod), and the pod's
+// hosts file and resolv.conf.
 func (m *Manager) RemovePod(ctx context.Context, ps *runtime.PodStatus) error {
 	err := m.removeAll(ctx, ps)
 	if err == nil && ps != nil && ps.UID != "" {
@@ -142,6 +143,15 @@ func (m *Manager) removeAll(ctx context.Context, ps *runtime.PodStatus) error {
 		}
 	}
 	if len(errs) == 0 {
+		// Before the pod's directory goes: housekeeping releases what the
+		// backend keeps of a pod only once it finds the directory of one
+		// that is gone. A cgroup that stays is logged, not a reason to keep
+		// the pod from its deletion.
+		if ps.UID != "" {
+			if err := m.ReleasePod(ctx, ps.UID); err != nil {
+				m.log.WithError(err).WithField("podUID", ps.UID).Warn("removing the pod cgroup failed")
+			}
+		}
 		// Only once its containers are gone: their files go with them.
 		if err := m.removePodFiles(ps.UID); err != nil {
 			errs = append(errs, err)

@@ -73,6 +73,10 @@ func TestRemovePod(t *testing.T) {
 	if len(e.f.Sandboxes())+len(e.f.Containers()) != 0 {
 		t.Errorf("left %v %v", e.f.Sandboxes(), e.f.Containers())
 	}
+	// With every sandbox gone, so is what the backend kept beside them.
+	if got := e.f.Released(); len(got) != 1 || got[0] != string(pod.UID) {
+		t.Errorf("the backend released %v; want the pod %s", got, pod.UID)
+	}
 }
 
 func TestPruneOldKeepsCurrentAndPrevious(t *testing.T) {

@@ -233,6 +233,8 @@ func (s *suite) cleanup(t *testing.T) {
 	for uid, id := range s.pods {
 		if err := s.rt.RemoveSandbox(ctx, id); err != nil {
 			t.Errorf("cleanup: RemoveSandbox %s (pod %s): %v", id, uid, err)
+		} else if err := s.rt.ReleasePod(ctx, uid); err != nil {
+			t.Errorf("cleanup: ReleasePod %s: %v", uid, err)
 		}
 	}
 	s.net.remove(t)
