@@ -113,7 +113,7 @@ func plantPodLeftover(t *testing.T, rl *framework.Runlet) []string {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { _ = cgroups.PodCgroup{Root: cgroups.Root, Path: cgroups.PodCgroupPath(uid)}.Destroy() })
+	t.Cleanup(func() { _ = cgroups.Destroy(cgroups.Root, cgroups.PodCgroupPath(uid)) })
 	return dirs
 }
 

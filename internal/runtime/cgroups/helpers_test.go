@@ -100,11 +100,11 @@ func TestMakeCpuset(t *testing.T) {
 // and the processes in them included.
 func TestDestroyLeftovers(t *testing.T) {
 	hs := hostCgroups(t)
-	c := PodCgroup{Root: Root, Path: PodCgroupPath("runlet-cgroups-test-" + strconv.Itoa(os.Getpid()))}
+	pod := PodCgroupPath("runlet-cgroups-test-" + strconv.Itoa(os.Getpid()))
 	var dirs []string
 	for _, h := range hs {
 		if isCgroup(h) {
-			d := filepath.Join(h, c.Path, "libpod-id", "ctr")
+			d := filepath.Join(h, pod, "libpod-id", "ctr")
 			if err := os.MkdirAll(d, 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -113,11 +113,11 @@ func TestDestroyLeftovers(t *testing.T) {
 	}
 	cmd, err := StartIn(func() *exec.Cmd { return exec.Command("sleep", "60") }, dirs[:1])
 	if err != nil {
-		_ = c.Destroy()
+		_ = Destroy(Root, pod)
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill() }()
-	if err := c.Destroy(); err != nil {
+	if err := Destroy(Root, pod); err != nil {
 		t.Errorf("Destroy: %v", err)
 	}
 	for _, d := range dirs {

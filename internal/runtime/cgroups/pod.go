@@ -96,9 +96,7 @@ func (c PodCgroup) Dirs() []string {
 // cgroup, which podman can leave behind empty. A cgroup still in use (a
 // process, or another cgroup below it) stays.
 func (c PodCgroup) Remove(below ...string) {
-	dirs, _ := filepath.Glob(filepath.Join(c.Root, "*", c.Path))
-	dirs = append(dirs, filepath.Join(c.Root, c.Path))
-	for _, d := range dirs {
+	for _, d := range everyHierarchy(c.Root, c.Path) {
 		for _, b := range below {
 			removeTree(filepath.Join(d, b))
 		}
@@ -106,17 +104,12 @@ func (c PodCgroup) Remove(below ...string) {
 	}
 }
 
-// Destroy kills every process in the cgroup and the cgroups below it, then
-// removes them all from each hierarchy, as the kubelet's pod cgroup
-// manager destroys the cgroup of a pod that is gone. It names what stays.
-func (c PodCgroup) Destroy() error { return Destroy(c.Root, c.Path) }
-
-// Destroy kills every process in the cgroup at path below each hierarchy
-// mounted at root, and in the cgroups below it, then removes them all. It
-// names what stays.
-func Destroy(root, path string) error {
-	dirs, _ := filepath.Glob(filepath.Join(root, "*", path))
-	dirs = append(dirs, filepath.Join(root, path))
+// Destroy kills every process in the cgroup below each hierarchy
+// mounted at root, and in the cgroups below it, then removes them all, as
+// the kubelet's pod cgroup manager destroys the cgroup of a pod that is
+// gone. It names what stays.
+func Destroy(root, cgroup string) error {
+	dirs := everyHierarchy(root, cgroup)
 	for _, d := range dirs {
 		killTree(d)
 	}
@@ -128,9 +121,16 @@ func Destroy(root, path string) error {
 		}
 	}
 	if len(left) > 0 {
-		return fmt.Errorf("cgroup %s is still in use: %s", path, strings.Join(left, ", "))
+		return fmt.Errorf("cgroup %s is still in use: %s", cgroup, strings.Join(left, ", "))
 	}
 	return nil
+}
+
+// everyHierarchy is the cgroup's directory in each v1 hierarchy mounted at
+// root, then its v2 directory: only those that exist are removed.
+func everyHierarchy(root, cgroup string) []string {
+	dirs, _ := filepath.Glob(filepath.Join(root, "*", cgroup))
+	return append(dirs, filepath.Join(root, cgroup))
 }
 
 // killTree sends SIGKILL to the processes in dir and the cgroups below it.

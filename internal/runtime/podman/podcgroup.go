@@ -30,7 +30,7 @@ func (b *Backend) ReleasePod(_ context.Context, uid string) error {
 	if !b.podCgroups {
 		return nil
 	}
-	return b.podCgroup(cgroups.PodCgroupPath(uid)).Destroy()
+	return cgroups.Destroy(cgroups.Root, cgroups.PodCgroupPath(uid))
 }
 
 // podCgroupOf finds the cgroup runlet made for a pod about to be removed,

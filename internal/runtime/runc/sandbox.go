@@ -103,7 +103,7 @@ func (b *Backend) podCgroup(rec *sandboxRecord) cgroups.PodCgroup {
 // any container cgroup below it and what still runs there (a pause process
 // whose sandbox record a crash kept from being written).
 func (b *Backend) ReleasePod(_ context.Context, uid string) error {
-	return cgroups.PodCgroup{Root: cgroups.Root, Path: cgroups.PodCgroupPath(uid), Host: b.host.Cgroups}.Destroy()
+	return cgroups.Destroy(cgroups.Root, cgroups.PodCgroupPath(uid))
 }
 
 // UpdateSandboxResources writes the pod cgroup's new limits.
