@@ -40,12 +40,16 @@ func (l *Loop) admit(p *v1.Pod) admission.Result {
 	return admission.Result{Admit: true}
 }
 
-// otherActivePods are the admitted pods whose worker has not finished,
-// except uid: what the node's resources are already committed to.
+// otherActivePods are the admitted pods whose containers may still run,
+// except uid: what the node's resources are already committed to. A pod
+// whose containers have stopped for good no longer holds any, as on the
+// kubelet (filterOutInactivePods): its phase in the API is already
+// terminal, and the scheduler has already given its ports and resources to
+// the pods that come next, while its sandbox may still be coming down.
 func (l *Loop) otherActivePods(uid types.UID) []*v1.Pod {
 	var out []*v1.Pod
 	for _, p := range l.pods.list() {
-		if p.UID != uid && !l.workers.isFinished(p.UID) {
+		if p.UID != uid && !l.workers.isTerminated(p.UID) {
 			out = append(out, l.allocated(p))
 		}
 	}

@@ -72,3 +72,43 @@ func TestDeletedRejectedPodIsFinalized(t *testing.T) {
 		t.Errorf("finalized with %s %q; want Failed PodOSNotSupported", got.Status.Phase, got.Status.Reason)
 	}
 }
+
+// TestStoppedPodHoldsNothing: a pod whose containers have stopped for good
+// no longer counts against the pods that come next, while its clean-up
+// (SyncTerminatedPod, here held up) is still to finish: the API already
+// shows it terminal, and the scheduler has given its place away. Until
+// then it counts.
+func TestStoppedPodHoldsNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	syncer := &fakeSyncer{calls: make(chan call)}
+	l := New(Config{MaxPods: 1})
+	l.workers = newPodWorkers(ctx, syncer, l.queue, time.Hour, time.Hour)
+	close(l.started)
+	old, next := loopPod("old"), loopPod("next")
+	l.pods.set(old)
+	l.workers.UpdatePod(old, SyncPodCreate, nil)
+	if c := <-syncer.calls; c.kind != "Sync" {
+		t.Fatalf("first call %s; want Sync", c)
+	}
+	if r := l.admit(next); r.Admit || r.Reason != "OutOfpods" {
+		t.Fatalf("admit beside a running pod = %+v; want OutOfpods", r)
+	}
+	l.workers.UpdatePod(old, SyncPodKill, nil)
+	if c := <-syncer.calls; c.kind != "Terminating" {
+		t.Fatalf("call %s; want Terminating", c)
+	}
+	eventually(t, "the old pod's containers stopped", func() bool { return l.workers.isTerminated(old.UID) })
+	if r := l.admit(next); !r.Admit {
+		t.Errorf("admit once the old pod's containers stopped = %+v; want admitted", r)
+	}
+	if active := l.ActivePods(); len(active) != 0 {
+		t.Errorf("ActivePods = %d pods; want none running or stopping", len(active))
+	}
+	if l.workers.isFinished(old.UID) {
+		t.Error("the old pod's clean-up finished while the test held it up")
+	}
+	if c := <-syncer.calls; c.kind != "Terminated" { // lets the clean-up finish
+		t.Errorf("call %s; want Terminated", c)
+	}
+}

@@ -68,8 +68,10 @@ func (l *Loop) killPod(ctx context.Context, pod *v1.Pod, opts KillPodOptions) er
 	}
 }
 
-// ActivePods lists the admitted pods whose worker has not finished them:
-// what the node is still running or stopping (the kubelet's GetActivePods).
+// ActivePods lists the admitted pods whose containers may still run: what
+// the node is still running or stopping (the kubelet's GetActivePods). A pod
+// whose containers stopped for good is left out even while its clean-up
+// goes on (see otherActivePods).
 func (l *Loop) ActivePods() []*v1.Pod {
 	select {
 	case <-l.started:
@@ -78,7 +80,7 @@ func (l *Loop) ActivePods() []*v1.Pod {
 	}
 	var out []*v1.Pod
 	for _, p := range l.pods.list() {
-		if l.workers.known(p.UID) && !l.workers.isFinished(p.UID) {
+		if l.workers.known(p.UID) && !l.workers.isTerminated(p.UID) {
 			out = append(out, p)
 		}
 	}

@@ -295,12 +295,22 @@ func (w *podWorkers) resume(uid types.UID) {
 	w.kick(pw)
 }
 
-// isTerminated reports a pod whose worker finished.
+// isFinished reports a pod whose worker finished: its final clean-up done.
 func (w *podWorkers) isFinished(uid types.UID) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	pw, ok := w.work[uid]
 	return ok && pw.finished
+}
+
+// isTerminated reports a pod whose containers have stopped for good: its
+// worker is past terminating, its clean-up maybe still to come (the
+// kubelet's IsPodKnownTerminated).
+func (w *podWorkers) isTerminated(uid types.UID) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pw, ok := w.work[uid]
+	return ok && pw.state == stateTerminated
 }
 
 // syncing reports a pod whose worker still runs it: neither terminating nor
