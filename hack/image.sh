@@ -1,11 +1,11 @@
 #!/bin/bash
 # Build the runlet image with podman, with no registry: runlet's static binary is built on this host
 # and put on a base assembled here from local files (the host's CA certificates, /etc/passwd, /tmp),
-# through the repository's Dockerfile (BINARY=prebuilt), with what the pod network runs in the runlet
-# container taken from this host's packages too (see network_rootfs).
-# Usage: hack/image.sh                      build the image
-#        hack/image.sh --network-rootfs DIR  only copy the network's files into DIR (the Dockerfile's
-#                                            build stage runs this)
+# through the repository's Dockerfile (BINARY=prebuilt), with what the pod network and the runc backend
+# run in the runlet container taken from this host's packages too (see helper_rootfs).
+# Usage: hack/image.sh               build the image
+#        hack/image.sh --rootfs DIR  only copy the pod network's and the runc backend's files into DIR
+#                                    (the Dockerfile's build stage runs this)
 # Env:
 #   VERSION     stamped into the binary, label and tag     default: appVersion of charts/runlet
 #   COMMIT      stamped into the binary and label          default: git HEAD (+ -dirty)
@@ -16,16 +16,22 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-# network_rootfs DIR: what runlet's own pod network (kubenet) runs inside the runlet container, copied
-# from this system into DIR at the same paths, so that a host with no CNI plugins of its own still
-# works: the CNI plugins bridge, host-local and portmap (Debian's containernetworking-plugins,
-# in /usr/lib/cni, last in runlet's --cni-bin-dir), iptables (kubenet's masquerade rule and portmap's
-# hostPort rules; both backends, `iptables` being this system's choice, nft or legacy) with its
-# extensions, and the shared libraries all of them load (Debian builds the plugins against glibc).
-network_rootfs() {
+# helper_rootfs DIR: the programs runlet runs inside the runlet container, copied from this system into
+# DIR at the same paths, so that a host with no CNI plugins of its own still works and the chart's runc
+# mode needs nothing of the host but its kernel: the CNI plugins bridge, host-local and portmap
+# (Debian's containernetworking-plugins, in /usr/lib/cni, last in runlet's --cni-bin-dir), iptables
+# (kubenet's masquerade rule and portmap's hostPort rules; both backends, `iptables` being this system's
+# choice, nft or legacy) with its extensions, runc and conmon (the runc backend's), and the shared
+# libraries all of them load (Debian builds them against glibc).
+helper_rootfs() {
   local dst=$1 f p s xt mode
   local -a elves=() libs=()
-  mkdir -p "$dst/usr/lib/cni" "$dst/usr/sbin" "$dst/etc"
+  mkdir -p "$dst/usr/lib/cni" "$dst/usr/sbin" "$dst/usr/bin" "$dst/etc"
+  for p in runc:/usr/sbin conmon:/usr/bin; do
+    f=$(PATH=/usr/sbin:/usr/bin:/sbin:/bin:/usr/libexec/podman command -v "${p%%:*}" || true)
+    [ -n "$f" ] || die "${p%%:*} is missing (apt-get install runc conmon)"
+    cp "$f" "$dst${p#*:}/${p%%:*}"; elves+=("$f")
+  done
   for p in bridge host-local portmap; do
     [ -x "/usr/lib/cni/$p" ] || die "/usr/lib/cni/$p is missing (apt-get install containernetworking-plugins)"
     cp "/usr/lib/cni/$p" "$dst/usr/lib/cni/$p"; elves+=("/usr/lib/cni/$p")
@@ -60,11 +66,11 @@ network_rootfs() {
   for f in "${libs[@]}"; do
     mkdir -p "$dst$(dirname "$f")"; cp -L "$f" "$dst$f"
   done
-  log "pod network files ($mode iptables, ${#libs[@]} libraries) copied into $dst"
+  log "pod network and runc files ($mode iptables, ${#libs[@]} libraries) copied into $dst"
 }
-if [ "${1:-}" = --network-rootfs ]; then
-  [ -n "${2:-}" ] || die "usage: $0 --network-rootfs DIR"
-  network_rootfs "$2"
+if [ "${1:-}" = --rootfs ]; then
+  [ -n "${2:-}" ] || die "usage: $0 --rootfs DIR"
+  helper_rootfs "$2"
   exit 0
 fi
 
@@ -100,9 +106,9 @@ fi
 
 log "building runlet $VERSION ($COMMIT), static"
 mkdir -p "$CTX/context"
-network_rootfs "$CTX/context/rootfs"
+helper_rootfs "$CTX/context/rootfs"
 (cd "$REPO_ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$VERSION -X main.commit=$COMMIT" \
-  -o "$CTX/context/runlet" ./cmd/runlet)
+  -o "$CTX/context/" ./cmd/runlet ./cmd/runlet-pause)
 podman build --quiet -f "$REPO_ROOT/Dockerfile" \
   --build-arg BINARY=prebuilt --build-arg BASE_IMAGE="$BASE_IMAGE" \
   --build-arg VERSION="$VERSION" --build-arg COMMIT="$COMMIT" \
