@@ -12,7 +12,8 @@ REMOTE_SSH=(--set mode=remote --set podman.url=ssh://core@podman-host/run/podman
 MODES=("" "--set mode=perHost" "--set mode=remote --set podman.url=tcp://podman-host:8888" "${REMOTE_SSH[*]}"
   "--set tls.bootstrap=true --set clientCA.configMapName=ca --set tls.secretName=tls --set rbac.create=false"
   "--set network.plugin=kubenet --set network.podCIDR=10.244.0.0/24 --set network.hostPaths={/run/flannel}"
-  "--set mode=perHost --set network.plugin=cni --set network.cniBinDir={/opt/cni/bin,/usr/libexec/cni}")
+  "--set mode=perHost --set network.plugin=cni --set network.cniBinDir={/opt/cni/bin,/usr/libexec/cni}"
+  "--set runtime=runc" "--set mode=perHost --set runtime=runc")
 for m in "${MODES[@]}"; do
   # shellcheck disable=SC2086
   "$HELM" lint --strict "$CHART" $m >/dev/null || { "$HELM" lint --strict "$CHART" $m; die "helm lint --strict failed: ${m:-defaults}"; }
@@ -20,7 +21,8 @@ for m in "${MODES[@]}"; do
   "$HELM" template lint "$CHART" "${KV[@]}" $m >/dev/null || die "helm template failed: ${m:-defaults}"
 done
 for bad in "kubeletPort=abc" "image.repository=" "mode=nowhere" "uninstall.pods=orphan" "metricsPort=0" \
-  "network.plugin=weave" "network.podCIDR=abc" "network.hostPaths={/var/lib/cni}"; do
+  "network.plugin=weave" "network.podCIDR=abc" "network.hostPaths={/var/lib/cni}" "runtime=crun" \
+  "runtime=runc,hostPID=false"; do
   if "$HELM" template lint "$CHART" "${KV[@]}" --set "$bad" >/dev/null 2>&1; then die "the chart accepted $bad"; fi
 done
 if ! diff -u "$REPO_ROOT/deploy/runlet.yaml" <(bash "$HACK_DIR/manifests.sh") >/dev/null; then

@@ -139,6 +139,14 @@ func (r rendered) job(t *testing.T) *batchv1.Job {
 }
 
 // arg returns the value of --name=value in args.
+// podSpec is the runlet pod's spec: the DaemonSet's in perHost mode, else the Deployment's.
+func (r rendered) podSpec(t *testing.T, mode string) v1.PodSpec {
+	if mode == "perHost" {
+		return r.daemonSet(t).Spec.Template.Spec
+	}
+	return r.deployment(t).Spec.Template.Spec
+}
+
 func arg(args []string, name string) (string, bool) {
 	for _, a := range args {
 		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
@@ -488,10 +496,57 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		"network.cniBinDir={opt/cni/bin}":    "network/cniBinDir",
 		`network.cniBinDir[0]=/a\,/b`:        "network/cniBinDir", // --cni-bin-dir is comma-separated
 		"network.hostPaths={run/flannel}":    "network/hostPaths",
+		"runtime=crun":                       "runtime",
+		"runtime=runc,hostPID=false":         "hostPID",
 	} {
 		_, err := helm(t, "template", "x", chart, "--kube-version", kubeVersion, "--set", set)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--set %s: got %v, want an error naming %s", set, err, want)
+		}
+	}
+}
+
+// runtime runc runs the pods on the host with runc and conmon from runlet's image: no podman socket,
+// the host's cgroup hierarchy at its own path (the pods' cgroups are made at its top, not below runlet's
+// container), the runc backend's mount dir and the pinned namespaces reaching the host, and the host's
+// PID namespace, which the conmons and pause processes outlive runlet's container in.
+func TestRuncRuntime(t *testing.T) {
+	for _, mode := range []string{"host", "perHost"} {
+		spec := render(t, "edge", "mode="+mode, "runtime=runc").podSpec(t, mode)
+		c := spec.Containers[0]
+		if got, _ := arg(c.Args, "runtime"); got != "runc" {
+			t.Errorf("%s: --runtime=%q, want runc", mode, got)
+		}
+		if v, ok := arg(c.Args, "podman-socket"); ok {
+			t.Errorf("%s: --podman-socket=%s with runtime runc", mode, v)
+		}
+		if !spec.HostPID || !spec.HostNetwork {
+			t.Errorf("%s: hostPID %v hostNetwork %v; want both", mode, spec.HostPID, spec.HostNetwork)
+		}
+		mounts := hostMounts(spec, c)
+		for path, bidirectional := range map[string]bool{"/sys/fs/cgroup": false, "/run/runlet/runc": true, "/var/lib/runlet": true, "/run/netns": true} {
+			m, ok := mounts[path]
+			if !ok || m.hostPath.Path != path || m.ReadOnly {
+				t.Errorf("%s: %s is not mounted read-write from the host's %s: %+v", mode, path, path, m)
+				continue
+			}
+			if bidi := m.MountPropagation != nil && *m.MountPropagation == v1.MountPropagationBidirectional; bidi != bidirectional {
+				t.Errorf("%s: %s Bidirectional %v, want %v", mode, path, bidi, bidirectional)
+			}
+		}
+		for _, path := range []string{"/run/podman", "/run/libpod/exits", "/run/runlet/podman"} {
+			if _, ok := mounts[path]; ok {
+				t.Errorf("%s: podman's %s is mounted with runtime runc", mode, path)
+			}
+		}
+	}
+	for _, set := range [][]string{{"mode=remote", "podman.url=tcp://podman:8080"}, {"hostNetwork=false"}} {
+		args := []string{"template", "x", filepath.Join(repoRoot(t), "charts", "runlet"), "--kube-version", kubeVersion, "--set", "runtime=runc"}
+		for _, s := range set {
+			args = append(args, "--set", s)
+		}
+		if _, err := helm(t, args...); err == nil || !strings.Contains(err.Error(), "runc") {
+			t.Errorf("runtime=runc with %v: got %v, want a refusal naming runc", set, err)
 		}
 	}
 }
@@ -559,13 +614,7 @@ var networkArgs = []string{"network-plugin", "cni-conf-dir", "cni-bin-dir", "pod
 // leases with the host kubelet's pods, and changes the host's links and iptables.
 func TestPodNetworkOnTheHost(t *testing.T) {
 	for _, mode := range []string{"host", "perHost"} {
-		r := render(t, "edge", "mode="+mode)
-		var spec v1.PodSpec
-		if mode == "perHost" {
-			spec = r.daemonSet(t).Spec.Template.Spec
-		} else {
-			spec = r.deployment(t).Spec.Template.Spec
-		}
+		spec := render(t, "edge", "mode="+mode).podSpec(t, mode)
 		c := spec.Containers[0]
 		if !spec.HostNetwork || c.SecurityContext == nil || c.SecurityContext.Privileged == nil || !*c.SecurityContext.Privileged {
 			t.Errorf("%s: hostNetwork %v, security context %+v; the pod network needs the host's network, privileged", mode, spec.HostNetwork, c.SecurityContext)
