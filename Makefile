@@ -57,7 +57,7 @@ test-e2e: deps cp
 # runc backend. Their checks speak Kubernetes, or ask the backend through the framework (Sandboxes,
 # Containers, NewestRuns, RecordExits, KillContainer), whichever it is. Podman-only: the tests of podman
 # itself (its service killed or remote, its pods removed behind runlet's back, the chart, which runs
-# runlet on podman).
+# runlet on podman; TestHelmInstallRunc runs there too, its runlet pod on podman driving runc).
 RUNC_E2E_TESTS ?= TestRuncNode TestClusterNetwork TestObservedGeneration TestLifecycleHooks TestHostNetworkPodEnv \
 	TestImagePulls TestProbes TestReadinessGates TestInPlaceResize TestServicesAndDNS TestStatusReconciled \
 	TestVolumes TestNetworkFaults TestBadInput TestPodOSRejection TestEphemeralContainers \

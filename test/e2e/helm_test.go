@@ -123,10 +123,14 @@ apiServer:
 }
 
 // install helm-installs a release and, at cleanup, takes it out again whatever state the test left.
-func install(t *testing.T, c *framework.Cluster, ns, release, values string) {
+func install(t *testing.T, c *framework.Cluster, ns, release, values string, set ...string) {
 	t.Helper()
 	t.Cleanup(func() { uninstallLeftovers(t, c, ns, release) })
-	framework.Helm(t, "install", release, filepath.Join(c.RepoRoot, "charts", "runlet"), "--namespace", ns, "--values", values)
+	args := []string{"install", release, filepath.Join(c.RepoRoot, "charts", "runlet"), "--namespace", ns, "--values", values}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	framework.Helm(t, args...)
 }
 
 func uninstallLeftovers(t *testing.T, c *framework.Cluster, ns, release string) {
@@ -137,15 +141,20 @@ func uninstallLeftovers(t *testing.T, c *framework.Cluster, ns, release string) 
 		}
 	}
 	_ = c.Client.CoreV1().Nodes().Delete(context.Background(), release, metav1.DeleteOptions{})
-	if n := framework.RemovePodmanOwnedBy(release); n > 0 {
-		t.Logf("cleanup: removed %d podman objects of node %s", n, release)
+	root := filepath.Join(hostStateDir, release)
+	if n := framework.RemovePodmanOwnedBy(release) + framework.RemoveRuncLeftovers(root); n > 0 {
+		t.Logf("cleanup: removed %d podman or runc objects of node %s", n, release)
 	}
-	// The release's runlet ran in a pod: its bridge and NAT rule are the host's to take down.
-	if _, err := framework.RemoveNodeNetwork(filepath.Join(hostStateDir, release), release); err != nil {
+	// The release's runlet ran in a pod: its bridge and NAT rule are the host's to take down, and with
+	// runc the cgroups of pods it did not remove.
+	if _, err := framework.RemoveNodeNetwork(root, release); err != nil {
 		t.Logf("cleanup: %v", err)
 	}
-	framework.UnmountUnder(filepath.Join(hostStateDir, release))
-	_ = os.RemoveAll(filepath.Join(hostStateDir, release))
+	if _, err := framework.RemovePodCgroups(root, release); err != nil {
+		t.Logf("cleanup: %v", err)
+	}
+	framework.UnmountUnder(root)
+	_ = os.RemoveAll(root)
 }
 
 // waitForReleaseNode waits for the release's runlet pod to register its node, Ready; when it does not,
@@ -207,8 +216,6 @@ func checkRunletPod(t *testing.T, ns, release, nodeA string) {
 	}
 }
 
-// deployOnto creates a one-replica Deployment that lands on node through kubernetes.io/hostname and the
-// toleration, with the default grace period, and returns its Running pod's name.
 // checkUserNamespacePod runs a pod with hostUsers: false on node: runlet in
 // its pod attaches the idmapped mounts where the host's podman finds them.
 func checkUserNamespacePod(t *testing.T, ns, node string) {
@@ -234,6 +241,8 @@ func checkUserNamespacePod(t *testing.T, ns, node string) {
 	}
 }
 
+// deployOnto creates a one-replica Deployment that lands on node through kubernetes.io/hostname and the
+// toleration, with the default grace period, and returns its Running pod's name.
 func deployOnto(t *testing.T, ns, name, node string) string {
 	t.Helper()
 	c := framework.Get(t)
@@ -298,6 +307,20 @@ func runningPod(t *testing.T, ns, app string) v1.Pod {
 // podman under the node's owner label.
 func checkLogsAndExec(t *testing.T, ns, pod, node string) {
 	t.Helper()
+	p := checkLogsExecToken(t, ns, pod)
+	var owned bool
+	for _, ctr := range framework.PodContainers(t, p.UID) {
+		owned = owned || ctr.Labels[framework.LabelOwner] == node
+	}
+	if !owned {
+		t.Errorf("pod %s has no podman container owned by node %s", pod, node)
+	}
+}
+
+// checkLogsExecToken: kubectl logs and exec reach the pod through its node, and its service account
+// token volume is mounted in it.
+func checkLogsExecToken(t *testing.T, ns, pod string) *v1.Pod {
+	t.Helper()
 	var logs string
 	framework.Eventually(t, 30*time.Second, "kubectl logs "+pod, func() (bool, error) {
 		out, err := framework.KubectlE("logs", "--namespace", ns, pod)
@@ -309,7 +332,7 @@ func checkLogsAndExec(t *testing.T, ns, pod, node string) {
 		t.Errorf("kubectl exec %s: %q, %v (logs were %q)", pod, out, err, logs)
 	}
 	// The token volume is a tmpfs runlet mounts in its own container: it reaches podman on the host
-	// through the state dir's Bidirectional mount.
+	// (and runc's containers made after runlet's restart) through the state dir's Bidirectional mount.
 	if out, err := framework.KubectlE("exec", "--namespace", ns, pod, "--", "cat", "/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err != nil || out != ns {
 		t.Errorf("service account token volume of %s: %q, %v; want the namespace %s", pod, out, err, ns)
 	}
@@ -317,13 +340,7 @@ func checkLogsAndExec(t *testing.T, ns, pod, node string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var owned bool
-	for _, ctr := range framework.PodContainers(t, p.UID) {
-		owned = owned || ctr.Labels[framework.LabelOwner] == node
-	}
-	if !owned {
-		t.Errorf("pod %s has no podman container owned by node %s", pod, node)
-	}
+	return p
 }
 
 func grepLines(text, word string) string {

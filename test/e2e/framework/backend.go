@@ -63,6 +63,18 @@ func Containers(t testing.TB, uid types.UID) []BackendContainer {
 	return out
 }
 
+// RuncContainers lists the containers of a pod UID that the runc runlet
+// whose --root-dir is rootDir keeps, running or not: that of a runlet the
+// framework did not start (one in a pod).
+func RuncContainers(t testing.TB, rootDir string, uid types.UID) []BackendContainer {
+	t.Helper()
+	out, err := runcContainers(filepath.Join(rootDir, "runc"), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func sandboxes(uid types.UID) ([]BackendSandbox, error) {
 	var out []BackendSandbox
 	for _, root := range runcRoots() {

@@ -30,10 +30,18 @@ var (
 )
 
 // loadRuncImages gives a runc runlet's image store, under its root dir,
-// the test images the podman tests use (hack/images.sh builds them into
-// podman's storage): saved from podman once per test binary, and loaded
-// with `runlet image load`, as an air-gapped host gets its images.
+// the test images the podman tests use, and the runlet's own Images.
 func loadRuncImages(t testing.TB, r *Runlet) {
+	t.Helper()
+	LoadRuncImages(t, r.Binary, r.RootDir, r.opts.Images...)
+}
+
+// LoadRuncImages loads into the runc image store of the runlet whose
+// --root-dir is root the test images (hack/images.sh builds them into
+// podman's storage), saved from podman once per test binary, and extra:
+// with `runlet image load`, as an air-gapped host gets its images. A
+// runlet that runs on root takes them through its store's socket.
+func LoadRuncImages(t testing.TB, binary, root string, extra ...string) {
 	t.Helper()
 	EnsureImages(t)
 	c := Get(t)
@@ -50,22 +58,23 @@ func loadRuncImages(t testing.TB, r *Runlet) {
 		t.Fatalf("saving the test images for runc: %v", runcImagesErr)
 	}
 	files := []string{runcImagesTar}
-	if len(r.opts.Images) > 0 {
-		extra := filepath.Join(t.TempDir(), "images.tar")
-		if _, err := PodmanCLIE(append([]string{"save", "--multi-image-archive", "--format", "docker-archive", "-o", extra}, r.opts.Images...)...); err != nil {
-			t.Fatalf("saving %v for runc: %v", r.opts.Images, err)
+	if len(extra) > 0 {
+		tar := filepath.Join(t.TempDir(), "images.tar")
+		if _, err := PodmanCLIE(append([]string{"save", "--multi-image-archive", "--format", "docker-archive", "-o", tar}, extra...)...); err != nil {
+			t.Fatalf("saving %v for runc: %v", extra, err)
 		}
-		files = append(files, extra)
+		files = append(files, tar)
 	}
-	out, err := exec.Command(r.Binary, append([]string{"image", "load", "--root-dir", r.RootDir}, files...)...).CombinedOutput()
+	out, err := exec.Command(binary, append([]string{"image", "load", "--root-dir", root}, files...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("runlet image load: %v\n%s", err, out)
 	}
 }
 
-// removeRuncLeftovers takes away what a stopped runc runlet left of pods
-// it did not remove: their containers, pause processes and mounts.
-func removeRuncLeftovers(root string) (n int) {
+// RemoveRuncLeftovers takes away what a stopped runc runlet, whose
+// --root-dir is root, left of pods it did not remove: their containers and
+// pause processes. It returns how many it removed.
+func RemoveRuncLeftovers(root string) (n int) {
 	state := filepath.Join(root, "runc", "state")
 	ids, _ := os.ReadDir(state)
 	for _, id := range ids {

@@ -456,7 +456,7 @@ func (r *Runlet) cleanup() {
 	}
 	r.unmountLeftovers()
 	if !r.opts.KeepPods {
-		if n := removeRuncLeftovers(r.RootDir); n > 0 {
+		if n := RemoveRuncLeftovers(r.RootDir); n > 0 {
 			t.Logf("runlet %s left %d runc containers or pause processes behind after its pods were deleted; removed them", r.NodeName, n)
 		}
 		if n := removePodmanObjects("label=" + LabelOwner + "=" + r.NodeName); n > 0 {
