@@ -54,6 +54,6 @@ COPY --from=binary /out/rootfs/ /
 COPY --from=binary /out/runlet /out/runlet-pause /usr/local/bin/
 # go-iptables and the CNI plugins find iptables in /usr/sbin
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-# nonroot; the chart runs it as root only where it needs the host's podman socket
+# nonroot; the chart runs it as root only where it needs the host (its podman socket, or runc)
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/runlet"]

@@ -45,10 +45,10 @@ func TestHelmInstallRunc(t *testing.T) {
 	restartRunletPod(t, ns, rel)
 	checkRunletPod(t, ns, rel, a.NodeName)
 	after := checkLogsExecToken(t, ns, web)
-	if b, a := before.Status.ContainerStatuses[0], after.Status.ContainerStatuses[0]; a.ContainerID != b.ContainerID ||
-		a.RestartCount != 0 || a.State.Running == nil {
+	if was, now := before.Status.ContainerStatuses[0], after.Status.ContainerStatuses[0]; now.ContainerID != was.ContainerID ||
+		now.RestartCount != 0 || now.State.Running == nil {
 		t.Errorf("pod %s across runlet's restart: container %s (restarts %d, %+v), before %s; want it untouched",
-			web, a.ContainerID, a.RestartCount, a.State, b.ContainerID)
+			web, now.ContainerID, now.RestartCount, now.State, was.ContainerID)
 	}
 	if now := checkRuncContainer(t, root, before.UID, rel); now.ID != ctrs.ID || now.PID != ctrs.PID {
 		t.Errorf("pod %s's runc container across runlet's restart: %s pid %d, before %s pid %d", web, now.ID, now.PID, ctrs.ID, ctrs.PID)
