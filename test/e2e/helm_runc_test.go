@@ -97,13 +97,7 @@ func restartRunletPod(t *testing.T, ns, release string) {
 			return
 		}
 		if time.Now().After(deadline) {
-			var why strings.Builder
-			for _, p := range pods {
-				why.WriteString(framework.DescribePod(ns, p.Name))
-				logs, _ := framework.KubectlE("logs", "--namespace", ns, p.Name, "--tail", "30")
-				why.WriteString("\n--- log:\n" + logs + "\n")
-			}
-			t.Fatalf("no new Ready runlet pod of %s 3m after %s's deletion; its pods:\n%s", release, old.Name, why.String())
+			t.Fatalf("no new Ready runlet pod of %s 3m after %s's deletion; its pods:\n%s", release, old.Name, describeRunletPods(ns, pods))
 		}
 		time.Sleep(time.Second)
 	}

@@ -169,16 +169,22 @@ func waitForReleaseNode(t *testing.T, ns, release string) *v1.Node {
 			return n
 		}
 		if time.Now().After(deadline) {
-			var why strings.Builder
-			for _, p := range runletPods(t, ns, release) {
-				why.WriteString(framework.DescribePod(ns, p.Name))
-				logs, _ := framework.KubectlE("logs", "--namespace", ns, p.Name, "--tail", "30")
-				why.WriteString("\n--- log:\n" + logs)
-			}
-			t.Fatalf("node %s of release %s not Ready after 3m (%v); its runlet pod:\n%s", release, release, err, why.String())
+			t.Fatalf("node %s of release %s not Ready after 3m (%v); its runlet pod:\n%s", release, release, err,
+				describeRunletPods(ns, runletPods(t, ns, release)))
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// describeRunletPods says what state runlet's pods are in, with the tail of each one's log.
+func describeRunletPods(ns string, pods []v1.Pod) string {
+	var why strings.Builder
+	for _, p := range pods {
+		why.WriteString(framework.DescribePod(ns, p.Name))
+		logs, _ := framework.KubectlE("logs", "--namespace", ns, p.Name, "--tail", "30")
+		why.WriteString("\n--- log:\n" + logs + "\n")
+	}
+	return why.String()
 }
 
 func runletPods(t *testing.T, ns, release string) []v1.Pod {
