@@ -14,12 +14,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// TestHelmInstallRunc installs the chart with runtime: runc, its one change from TestHelmInstall's
-// values: runlet in a pod on node A (on this machine's podman, as a host's kubelet would run it) runs
-// its node's pods with the runc and conmon of its image, on this host's kernel, with no podman. The
-// images come as an air-gapped host gets them: `runlet image load` on the host into the node's store,
-// through the socket of the runlet in the pod. Then runlet's pod is deleted, as an upgrade or an evicted
-// pod would have it: its workloads keep running, untouched, and the new runlet serves them.
+// TestHelmInstallRunc installs the chart as a fleet of runc hosts would: runtime: runc in perHost mode,
+// a DaemonSet whose pod on each host registers <release>-<host> and runs that node's pods with the runc
+// and conmon of its image, on the host's kernel, with no podman. Here the one host is node A (a runlet on
+// this machine's podman, as a host's kubelet would run the DaemonSet's pod); host mode differs only in
+// the workload's kind and the node's name, which the chart's tests check. The images come as an
+// air-gapped host gets them: `runlet image load` on the host into the node's store, through the socket
+// of the runlet in the pod. Then runlet's pod is deleted, as an upgrade or an evicted pod would have it:
+// its workloads keep running, untouched, and the DaemonSet's next pod serves them.
 func TestHelmInstallRunc(t *testing.T) {
 	t.Parallel()
 	c := framework.Get(t)
@@ -28,20 +30,21 @@ func TestHelmInstallRunc(t *testing.T) {
 	framework.SharedHostDir(t, hostStateDir)
 	ns := framework.Namespace(t)
 	rel := framework.UniqueName(t, "r")
-	root := filepath.Join(hostStateDir, rel)
-	install(t, c, ns, rel, pinValues(t, a.NodeName), "runtime=runc")
-	node := waitForReleaseNode(t, ns, rel)
+	nodeName := rel + "-" + a.NodeName
+	root := filepath.Join(hostStateDir, nodeName)
+	install(t, c, ns, rel, nodeName, pinValues(t, a.NodeName), "runtime=runc", "mode=perHost")
+	node := waitForReleaseNode(t, ns, rel, nodeName)
 	checkRunletPod(t, ns, rel, a.NodeName)
 	if v := node.Status.NodeInfo.ContainerRuntimeVersion; !strings.HasPrefix(v, "runc://") {
-		t.Errorf("node %s's container runtime is %q; want runc://<version>", rel, v)
+		t.Errorf("node %s's container runtime is %q; want runc://<version>", nodeName, v)
 	}
 	framework.LoadRuncImages(t, framework.RunletBinary(t), root)
 
-	web := deployOnto(t, ns, "web", rel)
+	web := deployOnto(t, ns, "web", nodeName)
 	before := checkLogsExecToken(t, ns, web)
-	ctrs := checkRuncContainer(t, root, before.UID, rel)
+	ctrs := checkRuncContainer(t, root, before.UID, nodeName)
 
-	// runlet's pod goes; the Deployment (Recreate) makes another, which takes the node back.
+	// runlet's pod goes; the DaemonSet makes another once it has ended, which takes the node back.
 	restartRunletPod(t, ns, rel)
 	checkRunletPod(t, ns, rel, a.NodeName)
 	after := checkLogsExecToken(t, ns, web)
@@ -50,17 +53,17 @@ func TestHelmInstallRunc(t *testing.T) {
 		t.Errorf("pod %s across runlet's restart: container %s (restarts %d, %+v), before %s; want it untouched",
 			web, now.ContainerID, now.RestartCount, now.State, was.ContainerID)
 	}
-	if now := checkRuncContainer(t, root, before.UID, rel); now.ID != ctrs.ID || now.PID != ctrs.PID {
+	if now := checkRuncContainer(t, root, before.UID, nodeName); now.ID != ctrs.ID || now.PID != ctrs.PID {
 		t.Errorf("pod %s's runc container across runlet's restart: %s pid %d, before %s pid %d", web, now.ID, now.PID, ctrs.ID, ctrs.PID)
 	}
 	// A pod made by the new runlet: its mounts (root filesystem, token tmpfs) reach runc as before.
-	second := deployOnto(t, ns, "second", rel)
+	second := deployOnto(t, ns, "second", nodeName)
 	p := checkLogsExecToken(t, ns, second)
 
 	// helm uninstall: the pods are stopped and their containers removed, runlet stops, the node goes.
 	framework.Helm(t, "uninstall", rel, "--namespace", ns, "--wait", "--timeout", "5m")
-	if _, err := c.Client.CoreV1().Nodes().Get(context.Background(), rel, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("node %s after helm uninstall: %v; want it deleted", rel, err)
+	if _, err := c.Client.CoreV1().Nodes().Get(context.Background(), nodeName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("node %s after helm uninstall: %v; want it deleted", nodeName, err)
 	}
 	for _, uid := range []types.UID{before.UID, p.UID} {
 		if left := framework.RuncContainers(t, root, uid); len(left) > 0 {

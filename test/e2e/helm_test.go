@@ -38,9 +38,9 @@ func TestHelmInstall(t *testing.T) {
 
 	// 3. helm install, pinned to node A, in host mode
 	relB := framework.UniqueName(t, "b")
-	install(t, c, ns, relB, values)
+	install(t, c, ns, relB, relB, values)
 	// 4. the runlet pod registers node B (named after the release)
-	nodeB := waitForReleaseNode(t, ns, relB)
+	nodeB := waitForReleaseNode(t, ns, relB, relB)
 	checkRunletPod(t, ns, relB, a.NodeName)
 
 	// 5. a Deployment scheduled onto B through its hostname label and the toleration
@@ -51,8 +51,8 @@ func TestHelmInstall(t *testing.T) {
 
 	// 7. a second release beside the first: its own node, ports and state, nothing shared
 	relC := releaseBeside(t, "c", relB)
-	install(t, c, ns, relC, values)
-	nodeC := waitForReleaseNode(t, ns, relC)
+	install(t, c, ns, relC, relC, values)
+	nodeC := waitForReleaseNode(t, ns, relC, relC)
 	portB, portC := nodeB.Status.DaemonEndpoints.KubeletEndpoint.Port, nodeC.Status.DaemonEndpoints.KubeletEndpoint.Port
 	if portB == portC {
 		t.Errorf("both nodes serve the kubelet API on port %d", portB)
@@ -122,10 +122,11 @@ apiServer:
 	return path
 }
 
-// install helm-installs a release and, at cleanup, takes it out again whatever state the test left.
-func install(t *testing.T, c *framework.Cluster, ns, release, values string, set ...string) {
+// install helm-installs a release whose runlet registers node and, at cleanup, takes both out again
+// whatever state the test left.
+func install(t *testing.T, c *framework.Cluster, ns, release, node, values string, set ...string) {
 	t.Helper()
-	t.Cleanup(func() { uninstallLeftovers(t, c, ns, release) })
+	t.Cleanup(func() { uninstallLeftovers(t, c, ns, release, node) })
 	args := []string{"install", release, filepath.Join(c.RepoRoot, "charts", "runlet"), "--namespace", ns, "--values", values}
 	for _, s := range set {
 		args = append(args, "--set", s)
@@ -133,43 +134,43 @@ func install(t *testing.T, c *framework.Cluster, ns, release, values string, set
 	framework.Helm(t, args...)
 }
 
-func uninstallLeftovers(t *testing.T, c *framework.Cluster, ns, release string) {
+func uninstallLeftovers(t *testing.T, c *framework.Cluster, ns, release, node string) {
 	if _, err := framework.HelmE("status", release, "--namespace", ns); err == nil {
 		if _, err := framework.HelmE("uninstall", release, "--namespace", ns, "--wait", "--timeout", "3m"); err != nil {
 			t.Logf("cleanup: %v; uninstalling without the hook", err)
 			_, _ = framework.HelmE("uninstall", release, "--namespace", ns, "--no-hooks")
 		}
 	}
-	_ = c.Client.CoreV1().Nodes().Delete(context.Background(), release, metav1.DeleteOptions{})
-	root := filepath.Join(hostStateDir, release)
-	if n := framework.RemovePodmanOwnedBy(release) + framework.RemoveRuncLeftovers(root); n > 0 {
-		t.Logf("cleanup: removed %d podman or runc objects of node %s", n, release)
+	_ = c.Client.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{})
+	root := filepath.Join(hostStateDir, node)
+	if n := framework.RemovePodmanOwnedBy(node) + framework.RemoveRuncLeftovers(root); n > 0 {
+		t.Logf("cleanup: removed %d podman or runc objects of node %s", n, node)
 	}
 	// The release's runlet ran in a pod: its bridge and NAT rule are the host's to take down, and with
 	// runc the cgroups of pods it did not remove.
-	if _, err := framework.RemoveNodeNetwork(root, release); err != nil {
+	if _, err := framework.RemoveNodeNetwork(root, node); err != nil {
 		t.Logf("cleanup: %v", err)
 	}
-	if _, err := framework.RemovePodCgroups(root, release); err != nil {
+	if _, err := framework.RemovePodCgroups(root, node); err != nil {
 		t.Logf("cleanup: %v", err)
 	}
 	framework.UnmountUnder(root)
 	_ = os.RemoveAll(root)
 }
 
-// waitForReleaseNode waits for the release's runlet pod to register its node, Ready; when it does not,
+// waitForReleaseNode waits for the release's runlet pod to register node, Ready; when it does not,
 // the pod's state and log say why.
-func waitForReleaseNode(t *testing.T, ns, release string) *v1.Node {
+func waitForReleaseNode(t *testing.T, ns, release, node string) *v1.Node {
 	t.Helper()
 	c := framework.Get(t)
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		n, err := c.Client.CoreV1().Nodes().Get(context.Background(), release, metav1.GetOptions{})
+		n, err := c.Client.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
 		if err == nil && framework.NodeReady(n) {
 			return n
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("node %s of release %s not Ready after 3m (%v); its runlet pod:\n%s", release, release, err,
+			t.Fatalf("node %s of release %s not Ready after 3m (%v); its runlet pod:\n%s", node, release, err,
 				describeRunletPods(ns, runletPods(t, ns, release)))
 		}
 		time.Sleep(time.Second)
