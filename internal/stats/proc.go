@@ -22,30 +22,8 @@ type procFS string
 // cpuUsage returns the CPU time the host spent busy (all but idle and
 // iowait) and the boot time, from /proc/stat.
 func (p procFS) cpuUsage() (usageNanos uint64, boot time.Time, err error) {
-	b, err := os.ReadFile(filepath.Join(string(p), "stat"))
-	if err != nil {
-		return 0, time.Time{}, err
-	}
-	found := false
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) >= 8 && f[0] == "cpu":
-			// user nice system idle iowait irq softirq steal; guest time is in user already.
-			for _, i := range []int{1, 2, 3, 6, 7, 8} {
-				v, _ := strconv.ParseUint(f[i], 10, 64)
-				usageNanos += v * uint64(time.Second/userHZ)
-			}
-			found = true
-		case len(f) == 2 && f[0] == "btime":
-			sec, _ := strconv.ParseInt(f[1], 10, 64)
-			boot = time.Unix(sec, 0)
-		}
-	}
-	if !found {
-		return 0, time.Time{}, fmt.Errorf("no cpu line in %s/stat", p)
-	}
-	return usageNanos, boot, nil
+	h, err := hostproc.ReadHostCPU(filepath.Join(string(p), "stat"))
+	return h.Busy * uint64(time.Second/userHZ), h.Boot, err
 }
 
 // keyValues parses "key value [unit]" or "key: value kB" lines; kB values

@@ -2,10 +2,9 @@ package bench
 
 import (
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/runlet/runlet/internal/runtime/hostproc"
 )
 
 // quietBusy is how busy the host may be, as a share of all its cores,
@@ -35,36 +34,13 @@ func waitQuiet(phase string, limit time.Duration) string {
 }
 
 // hostBusy is the share of all CPUs' time spent outside idle and iowait
-// over the window.
+// over the window, as package stats counts the node's usage.
 func hostBusy(window time.Duration) float64 {
-	b0, t0 := cpuTimes()
+	h0, err0 := hostproc.ReadHostCPU("/proc/stat")
 	time.Sleep(window)
-	b1, t1 := cpuTimes()
-	if t1 <= t0 {
+	h1, err1 := hostproc.ReadHostCPU("/proc/stat")
+	if err0 != nil || err1 != nil || h1.Total <= h0.Total {
 		return 0
 	}
-	return (b1 - b0) / (t1 - t0)
-}
-
-// cpuTimes reads the "cpu" line of /proc/stat: busy and total ticks, of
-// user nice system idle iowait irq softirq steal, as package stats counts
-// the node's usage (guest time is in user already).
-func cpuTimes() (busy, total float64) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	if len(f) < 9 {
-		return 0, 0
-	}
-	for i, f := range f[1:9] {
-		v, _ := strconv.ParseFloat(f, 64)
-		total += v
-		if i != 3 && i != 4 { // idle, iowait
-			busy += v
-		}
-	}
-	return busy, total
+	return float64(h1.Busy-h0.Busy) / float64(h1.Total-h0.Total)
 }

@@ -2,9 +2,11 @@ package hostproc
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // KeyValues parses a file of "key value [unit]" or "key: value kB" lines
@@ -59,4 +61,45 @@ func NetDevs(path string) ([]NetDev, error) {
 		out = append(out, NetDev{Name: strings.TrimSpace(name), RxBytes: n(0), RxErrors: n(2), TxBytes: n(8), TxErrs: n(10)})
 	}
 	return out, nil
+}
+
+// HostCPU is the host's CPU time from a stat file (/proc/stat), in clock
+// ticks (USER_HZ, 100 on every Linux ABI Go supports), and its boot time.
+type HostCPU struct {
+	// Busy is all but idle and iowait: user nice system irq softirq steal,
+	// as the kubelet (cAdvisor) counts a node's usage; guest time is in
+	// user already.
+	Busy, Total uint64
+	Boot        time.Time
+}
+
+// ReadHostCPU reads the "cpu" and "btime" lines of a stat file.
+func ReadHostCPU(path string) (HostCPU, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return HostCPU{}, err
+	}
+	var h HostCPU
+	found := false
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 9 && f[0] == "cpu":
+			for i, s := range f[1:9] { // user nice system idle iowait irq softirq steal
+				v, _ := strconv.ParseUint(s, 10, 64)
+				h.Total += v
+				if i != 3 && i != 4 {
+					h.Busy += v
+				}
+			}
+			found = true
+		case len(f) == 2 && f[0] == "btime":
+			sec, _ := strconv.ParseInt(f[1], 10, 64)
+			h.Boot = time.Unix(sec, 0)
+		}
+	}
+	if !found {
+		return HostCPU{}, fmt.Errorf("no cpu line in %s", path)
+	}
+	return h, nil
 }
