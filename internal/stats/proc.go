@@ -12,10 +12,6 @@ import (
 	"github.com/runlet/runlet/internal/runtime/hostproc"
 )
 
-// userHZ is the unit of /proc/stat times. It is 100 on every Linux ABI Go
-// supports, and reading it needs sysconf (cgo), so it is a constant.
-const userHZ = 100
-
 // procFS reads the host's figures below a procfs root ("/proc" outside tests).
 type procFS string
 
@@ -23,7 +19,7 @@ type procFS string
 // iowait) and the boot time, from /proc/stat.
 func (p procFS) cpuUsage() (usageNanos uint64, boot time.Time, err error) {
 	h, err := hostproc.ReadHostCPU(filepath.Join(string(p), "stat"))
-	return h.Busy * uint64(time.Second/userHZ), h.Boot, err
+	return h.Busy * uint64(time.Second/hostproc.UserHZ), h.Boot, err
 }
 
 // keyValues parses "key value [unit]" or "key: value kB" lines; kB values

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runlet/runlet/internal/runtime/hostproc"
 )
 
 // idle is what runlet and the podman service cost while nothing happens.
@@ -28,8 +30,7 @@ func atRest(t *testing.T, cfg config, pid, svcPID int, metricsURL string) idle {
 func cpuOver(t *testing.T, window time.Duration, pid, svcPID int) (float64, float64) {
 	a0, b0, t0 := cpuTicks(t, pid), cpuTicks(t, svcPID), time.Now()
 	time.Sleep(window)
-	const clkTck = 100 // USER_HZ on Linux
-	perCent := func(ticks int64) float64 { return float64(ticks) / clkTck / time.Since(t0).Seconds() * 100 }
+	perCent := func(ticks int64) float64 { return float64(ticks) / hostproc.UserHZ / time.Since(t0).Seconds() * 100 }
 	return perCent(cpuTicks(t, pid) - a0), perCent(cpuTicks(t, svcPID) - b0)
 }
 

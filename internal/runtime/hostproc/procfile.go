@@ -63,8 +63,13 @@ func NetDevs(path string) ([]NetDev, error) {
 	return out, nil
 }
 
+// UserHZ is the unit of the CPU times in /proc/stat and /proc/<pid>/stat,
+// clock ticks per second. It is 100 on every Linux ABI Go supports, and
+// reading it needs sysconf (cgo), so it is a constant.
+const UserHZ = 100
+
 // HostCPU is the host's CPU time from a stat file (/proc/stat), in clock
-// ticks (USER_HZ, 100 on every Linux ABI Go supports), and its boot time.
+// ticks (UserHZ), and its boot time.
 type HostCPU struct {
 	// Busy is all but idle and iowait: user nice system irq softirq steal,
 	// as the kubelet (cAdvisor) counts a node's usage; guest time is in
