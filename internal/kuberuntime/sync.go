@@ -67,51 +67,9 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		}
 		defer turn.release()
 		ctx = withTurn(ctx, turn)
-		if sb != nil || len(lost) > 0 {
-			m.event(pod, v1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
-		}
-		if sb != nil {
-			m.log.WithField("pod", pod.Namespace+"/"+pod.Name).Info("sandbox is not ready; recreating the pod's sandbox")
-			if err := m.removeAll(ctx, ps); err != nil {
-				return res, err
-			}
-		}
-		cfg := sandboxConfig(pod)
-		cfg.Labels[runtime.LabelOwner] = m.owner
-		err = m.sandboxNetwork(pod, &cfg)
-		if err == nil {
-			err = m.prepareSandbox(pod, &cfg)
-		}
-		if err != nil {
-			m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
-			return res, fmt.Errorf("create sandbox: %w", err)
-		}
-		networked, err := m.attachNetwork(ctx, pod, &cfg)
+		created, err := m.newSandbox(ctx, pod, sb, ps, len(lost) > 0, mounted)
 		if err != nil {
 			return res, err
-		}
-		defer func() { _ = networked() }() // nor does its network's set-up
-		if err := mounted(); err != nil {
-			_ = networked()
-			m.releaseNetwork(ctx, pod, cfg.NetNS)
-			m.setMountsFirst(uid)
-			return res, err
-		}
-		created, err := m.rt.CreateSandbox(ctx, cfg)
-		if err != nil {
-			// A network that failed beside the sandbox is the failure,
-			// reported as when it comes first.
-			if nerr := networked(); nerr != nil {
-				err = nerr
-			} else {
-				m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
-				err = fmt.Errorf("create sandbox: %w", err)
-			}
-			m.releaseNetwork(ctx, pod, cfg.NetNS)
-			return res, err
-		}
-		if m.network != nil && cfg.NetNS != "" {
-			m.network.Commit(cfg.NetNS)
 		}
 		res.Changed = true
 		sb = &created
@@ -146,6 +104,60 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 	}
 	m.pruneOld(ctx, pod, ps)
 	return res, utilerrors.NewAggregate(errs)
+}
+
+// newSandbox makes the pod's sandbox, on the pod network once its volumes
+// are mounted, after removing sb, the one that is not ready, and all its
+// containers. lost says containers of the pod were lost with their sandbox.
+// It returns once the network's set-up has ended, made or not.
+func (m *Manager) newSandbox(ctx context.Context, pod *v1.Pod, sb *runtime.Sandbox, ps *runtime.PodStatus, lost bool, mounted func() error) (runtime.Sandbox, error) {
+	if sb != nil || lost {
+		m.event(pod, v1.EventTypeNormal, "SandboxChanged", "Pod sandbox changed, it will be killed and re-created.")
+	}
+	if sb != nil {
+		m.log.WithField("pod", pod.Namespace+"/"+pod.Name).Info("sandbox is not ready; recreating the pod's sandbox")
+		if err := m.removeAll(ctx, ps); err != nil {
+			return runtime.Sandbox{}, err
+		}
+	}
+	cfg := sandboxConfig(pod)
+	cfg.Labels[runtime.LabelOwner] = m.owner
+	err := m.sandboxNetwork(pod, &cfg)
+	if err == nil {
+		err = m.prepareSandbox(pod, &cfg)
+	}
+	if err != nil {
+		m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+		return runtime.Sandbox{}, fmt.Errorf("create sandbox: %w", err)
+	}
+	networked, err := m.attachNetwork(ctx, pod, &cfg)
+	if err != nil {
+		return runtime.Sandbox{}, err
+	}
+	defer func() { _ = networked() }() // nor does its network's set-up
+	if err := mounted(); err != nil {
+		_ = networked()
+		m.releaseNetwork(ctx, pod, cfg.NetNS)
+		m.setMountsFirst(string(pod.UID))
+		return runtime.Sandbox{}, err
+	}
+	created, err := m.rt.CreateSandbox(ctx, cfg)
+	if err != nil {
+		// A network that failed beside the sandbox is the failure,
+		// reported as when it comes first.
+		if nerr := networked(); nerr != nil {
+			err = nerr
+		} else {
+			m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+			err = fmt.Errorf("create sandbox: %w", err)
+		}
+		m.releaseNetwork(ctx, pod, cfg.NetNS)
+		return runtime.Sandbox{}, err
+	}
+	if m.network != nil && cfg.NetNS != "" {
+		m.network.Commit(cfg.NetNS)
+	}
+	return created, nil
 }
 
 // podIsDone reports a pod whose restart policy lets none of its exited
