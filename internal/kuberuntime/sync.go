@@ -134,7 +134,9 @@ func (m *Manager) newSandbox(ctx context.Context, pod *v1.Pod, sb *runtime.Sandb
 	if err != nil {
 		return runtime.Sandbox{}, err
 	}
-	defer func() { _ = networked() }() // nor does its network's set-up
+	// The set-up, which may run beside the sandbox's making, never
+	// outlives the sync, as the mounts do not (SyncPod).
+	defer func() { _ = networked() }()
 	if err := mounted(); err != nil {
 		_ = networked()
 		m.releaseNetwork(ctx, pod, cfg.NetNS)
