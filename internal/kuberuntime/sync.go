@@ -127,8 +127,7 @@ func (m *Manager) newSandbox(ctx context.Context, pod *v1.Pod, sb *runtime.Sandb
 		err = m.prepareSandbox(pod, &cfg)
 	}
 	if err != nil {
-		m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
-		return runtime.Sandbox{}, fmt.Errorf("create sandbox: %w", err)
+		return runtime.Sandbox{}, m.sandboxFailed(pod, err)
 	}
 	networked, err := m.attachNetwork(ctx, pod, &cfg)
 	if err != nil {
@@ -150,8 +149,7 @@ func (m *Manager) newSandbox(ctx context.Context, pod *v1.Pod, sb *runtime.Sandb
 		if nerr := networked(); nerr != nil {
 			err = nerr
 		} else {
-			m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
-			err = fmt.Errorf("create sandbox: %w", err)
+			err = m.sandboxFailed(pod, err)
 		}
 		m.releaseNetwork(ctx, pod, cfg.NetNS)
 		return runtime.Sandbox{}, err
@@ -309,14 +307,22 @@ func (m *Manager) failStart(ctx context.Context, pod *v1.Pod, c *v1.Container, s
 // removed for the next sync to create afresh.
 func (m *Manager) failSandboxStart(ctx context.Context, pod *v1.Pod, c *v1.Container, sb *runtime.Sandbox, err error) (Result, error) {
 	m.setWaiting(string(pod.UID), c.Name, nil)
-	m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+	err = m.sandboxFailed(pod, err)
 	cleanup := context.WithoutCancel(ctx)
 	if rmErr := m.rt.RemoveSandbox(cleanup, sb.ID); rmErr != nil && !errors.Is(rmErr, runtime.ErrNotFound) {
 		m.log.WithError(rmErr).WithField("pod", pod.Namespace+"/"+pod.Name).Warn("removing a sandbox that did not start failed")
 	} else {
 		m.releaseNetwork(cleanup, pod, sb.NetNS)
 	}
-	return Result{Changed: true}, fmt.Errorf("create sandbox: %w", err)
+	return Result{Changed: true}, err
+}
+
+// sandboxFailed reports a sandbox that was not made or did not start, as
+// the kubelet reports a failed RunPodSandbox: a FailedCreatePodSandBox
+// event, and the sync's error.
+func (m *Manager) sandboxFailed(pod *v1.Pod, err error) error {
+	m.event(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+	return fmt.Errorf("create sandbox: %w", err)
 }
 
 // pruneOld removes exited containers older than the previous attempt of each
