@@ -69,6 +69,8 @@ type options struct {
 	// The pod network (--network-plugin, --cni-conf-dir, ...).
 	networkOptions
 	runtimeOptions
+	// The node's client identity (--bootstrap-kubeconfig, --cert-dir, ...).
+	identityOptions
 	// Node resources and pod security, as the kubelet's flags.
 	SystemReserved, KubeReserved map[string]string
 	PodMaxPids                   int64
@@ -132,6 +134,7 @@ func parseFlags(args []string) (*options, error) {
 	addResourceFlags(fs, o)
 	addNetworkFlags(fs, &o.networkOptions)
 	addRuntimeFlags(fs, &o.runtimeOptions)
+	addIdentityFlags(fs, &o.identityOptions)
 	fs.SetOutput(io.Discard) // errors are returned; --help's usage too, for main to print
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -163,6 +166,9 @@ func parseFlags(args []string) (*options, error) {
 		return nil, err
 	}
 	if err := o.validateValues(); err != nil {
+		return nil, err
+	}
+	if err := o.resolveIdentity(fs.Changed("kubeconfig")); err != nil {
 		return nil, err
 	}
 	if o.AuthorizationMode != "Webhook" && o.AuthorizationMode != "AlwaysAllow" {

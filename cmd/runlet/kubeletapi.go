@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -23,7 +22,7 @@ import (
 func kubeletTLS(ctx context.Context, o *options, client kubernetes.Interface, nodeIP string, log *logrus.Entry) (*tls.Config, error) {
 	cfg, src, err := kubeletserver.TLSConfig(ctx, kubeletserver.TLSOptions{
 		CertFile: o.TLSCertFile, KeyFile: o.TLSKeyFile, NodeName: o.NodeName, NodeIP: nodeIP,
-		Bootstrap: o.BootstrapServingCert, Client: client, CertDir: filepath.Join(o.RootDir, "pki"),
+		Bootstrap: o.BootstrapServingCert, Client: client, CertDir: o.CertDir,
 	})
 	if err != nil {
 		return nil, err

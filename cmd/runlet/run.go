@@ -62,7 +62,7 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	if metricsListener != nil {
 		defer metricsListener.Close()
 	}
-	clients, err := newClients(o)
+	clients, err := newClients(ctx, o, log)
 	if err != nil {
 		return err
 	}

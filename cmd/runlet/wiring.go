@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"time"
 
+	"github.com/runlet/runlet/internal/clientcert"
 	"github.com/runlet/runlet/internal/kubeclient"
 	nodeinfo "github.com/runlet/runlet/internal/node"
 	"github.com/runlet/runlet/internal/pleg"
+	"github.com/sirupsen/logrus"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -29,8 +32,8 @@ type clients struct {
 	heartbeat kubernetes.Interface
 }
 
-func newClients(o *options) (clients, error) {
-	cfg, err := restConfig(o)
+func newClients(ctx context.Context, o *options, log *logrus.Entry) (clients, error) {
+	cfg, err := nodeConfig(ctx, o, log)
 	if err != nil {
 		return clients{}, err
 	}
@@ -69,6 +72,31 @@ func podsClient(cfg *rest.Config, o *options) (kubernetes.Interface, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
 	return kubeclient.New(cfg)
+}
+
+// nodeConfig is the REST config of the node's clients: with a bootstrap
+// kubeconfig, the node's own certificate (TLS bootstrap, then rotation);
+// else --kubeconfig or the pod's ServiceAccount, as given.
+func nodeConfig(ctx context.Context, o *options, log *logrus.Entry) (*rest.Config, error) {
+	if o.BootstrapKubeconfig == "" {
+		return restConfig(o)
+	}
+	cfg, id, err := clientcert.Bootstrap(ctx, clientcert.Options{Kubeconfig: o.Kubeconfig, BootstrapKubeconfig: o.BootstrapKubeconfig,
+		CertDir: o.CertDir, NodeName: o.NodeName, Rotate: o.RotateCertificates, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	context.AfterFunc(ctx, id.Stop)
+	if o.ClientCAFile == "" {
+		// The kubelet API verifies the apiserver's client certificate against
+		// the cluster's CA, as kubeadm points a kubelet's clientCAFile at it:
+		// a node may not read the apiserver's own client CA ConfigMap.
+		if o.ClientCAFile, err = id.WriteClusterCA(o.CertDir); err != nil {
+			return nil, err
+		}
+	}
+	cfg.UserAgent = "runlet/" + version
+	return cfg, nil
 }
 
 func restConfig(o *options) (*rest.Config, error) {

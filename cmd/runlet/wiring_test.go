@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sirupsen/logrus"
 
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/util/flowcontrol"
@@ -26,7 +29,7 @@ current-context: c
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := newClients(o)
+	c, err := newClients(context.Background(), o, logrus.NewEntry(logrus.New()))
 	if err != nil {
 		t.Fatal(err)
 	}
