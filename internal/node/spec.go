@@ -61,7 +61,6 @@ func Fill(n *v1.Node, o Options) error {
 	n.Annotations[RegisteredByAnnotation] = "runlet"
 	for k, v := range map[string]string{
 		"type":                   "virtual-kubelet",
-		"kubernetes.io/role":     "agent",
 		"kubernetes.io/os":       goruntime.GOOS,
 		"kubernetes.io/arch":     goruntime.GOARCH,
 		"kubernetes.io/hostname": o.Name,

@@ -66,7 +66,7 @@ func TestFillTaintsAndLabels(t *testing.T) {
 	if !reflect.DeepEqual(n.Spec.Taints, taints) {
 		t.Errorf("taints = %v, want %v", n.Spec.Taints, taints)
 	}
-	for k, v := range map[string]string{"zone": "a", "type": "mine", "kubernetes.io/hostname": "n1", "kubernetes.io/role": "agent"} {
+	for k, v := range map[string]string{"zone": "a", "type": "mine", "kubernetes.io/hostname": "n1", "kubernetes.io/os": "linux"} {
 		if n.Labels[k] != v {
 			t.Errorf("label %s = %q, want %q (labels %v)", k, n.Labels[k], v, n.Labels)
 		}

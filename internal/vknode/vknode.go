@@ -129,7 +129,6 @@ func BaseNode(name string) *v1.Node {
 			Name: name,
 			Labels: map[string]string{
 				"type":                   "virtual-kubelet",
-				"kubernetes.io/role":     "agent",
 				"kubernetes.io/hostname": name,
 			},
 		},

@@ -22,7 +22,7 @@ func TestNodeRegistersReady(t *testing.T) {
 	n := framework.WaitForNodeReady(t, rl.NodeName, 90*time.Second)
 
 	for k, want := range map[string]string{
-		"type": "virtual-kubelet", "kubernetes.io/role": "agent", "kubernetes.io/os": "linux",
+		"type": "virtual-kubelet", "kubernetes.io/os": "linux",
 		"kubernetes.io/hostname": rl.NodeName,
 	} {
 		if got := n.Labels[k]; got != want {
