@@ -11,8 +11,10 @@
 #   kube-proxy.* kube-proxy.kubeconfig  user system:kube-proxy (bound to system:node-proxier by default)
 #   apiserver-kubelet-client.*   apiserver -> kubelet (runlet) client cert, group system:masters
 #   admin.* admin.kubeconfig     cluster-admin (system:masters)
-#   runlet.* runlet.kubeconfig   runlet's identity: user "runlet", group "runlet", bound to the
-#                                ClusterRole in hack/runlet-rbac.yaml (applied by cp-up.sh)
+#   bootstrap-token              a bootstrap token, <id>.<secret> (made once; cp-up.sh stores it in the
+#                                cluster, in kubeadm's group system:bootstrappers:kubeadm:default-node-token)
+#   bootstrap.kubeconfig         that token: what runlet's TLS bootstrap starts from (--bootstrap-kubeconfig);
+#                                it may only create node-client CSRs, and runlet then runs as system:node:<name>
 #   runlet-serving.{crt,key}     serving cert for runlet's kubelet endpoint (IP:127.0.0.1, localhost)
 set -euo pipefail
 D=${1:?dir}; PORT=${2:?apiserver port}; HOST_IP=${3:-127.0.0.1}
@@ -62,7 +64,6 @@ cert kube-controller-manager  system:kube-controller-manager ""             "$CL
 cert kube-proxy               system:kube-proxy              ""             "$CLIENT"
 cert apiserver-kubelet-client kube-apiserver-kubelet-client  system:masters "$CLIENT"
 cert front-proxy-client       front-proxy-client             ""             "$CLIENT" front-proxy-ca
-cert runlet                   runlet                         runlet         "$CLIENT"
 cert runlet-serving           runlet                         ""             "$SERVING
 subjectAltName=IP:127.0.0.1,DNS:localhost"
 
@@ -94,5 +95,26 @@ kubeconfig admin admin
 kubeconfig kube-scheduler system:kube-scheduler
 kubeconfig kube-controller-manager system:kube-controller-manager
 kubeconfig kube-proxy system:kube-proxy
-kubeconfig runlet runlet
+# the token is kubeadm's format, [a-z0-9]{6}.[a-z0-9]{16}; hex digits are a subset
+[ -f bootstrap-token ] || echo "$(openssl rand -hex 3).$(openssl rand -hex 8)" >bootstrap-token
+cat >bootstrap.kubeconfig.tmp <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: runlet-local
+  cluster:
+    server: $SERVER
+    certificate-authority-data: $(base64 -w0 ca.crt)
+users:
+- name: kubelet-bootstrap
+  user:
+    token: $(cat bootstrap-token)
+contexts:
+- name: kubelet-bootstrap@runlet-local
+  context: {cluster: runlet-local, user: kubelet-bootstrap}
+current-context: kubelet-bootstrap@runlet-local
+EOF
+chmod 600 bootstrap.kubeconfig.tmp bootstrap-token
+mv -f bootstrap.kubeconfig.tmp bootstrap.kubeconfig
+rm -f runlet.crt runlet.key runlet.kubeconfig
 chmod 600 ./*.key

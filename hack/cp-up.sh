@@ -8,6 +8,8 @@
 #   PORT_BASE  etcd +379/+380, apiserver +443, scheduler +259, controller-manager +257,
 #              kube-proxy healthz +256 / metrics +249                                   default: 26000
 #   CP_BIN_DIR binaries from hack/cp-build.sh                 default: ~/.cache/runlet/cp-v1.37.2/bin
+#   Nodes' and bootstrap tokens' requests are audited (metadata only) to LOGS/audit.log: hack/node-denials.sh
+#   lists those the apiserver refused.
 #   CP_WATCH_PID  if set, a watchdog stops the control plane when that process exits (used by the e2e tests)
 #   HOST_IP    the apiserver's advertise address, the `kubernetes` Service's endpoint; default: the source
 #              address of the default route (127.0.0.1 if there is none: then pods cannot reach the apiserver)
@@ -124,7 +126,7 @@ start kube-apiserver "$CP_BIN_DIR/kube-apiserver" \
   --service-account-issuer https://kubernetes.default.svc.cluster.local \
   --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
   --service-cluster-ip-range "$SERVICE_CIDR" \
-  --authorization-mode Node,RBAC \
+  --authorization-mode Node,RBAC --enable-bootstrap-token-auth \
   --enable-admission-plugins NodeRestriction \
   --allow-privileged=true \
   --kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" \
@@ -135,6 +137,8 @@ start kube-apiserver "$CP_BIN_DIR/kube-apiserver" \
   --requestheader-extra-headers-prefix X-Remote-Extra- \
   --proxy-client-cert-file "$PKI/front-proxy-client.crt" --proxy-client-key-file "$PKI/front-proxy-client.key" \
   --endpoint-reconciler-type "$RECONCILER" \
+  --audit-policy-file "$HACK_DIR/audit-policy.yaml" --audit-log-path "$LOGS/audit.log" \
+  --audit-log-maxsize 200 --audit-log-maxbackup 5 \
   --profiling=false --v=1
 wait_for kube-apiserver 120 "${CURL_ADMIN[@]}" "https://127.0.0.1:$API_PORT/readyz" || fail
 
@@ -148,12 +152,12 @@ start kube-controller-manager "$CP_BIN_DIR/kube-controller-manager" --kubeconfig
   --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --leader-elect=false \
   --service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
   --cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
-  --use-service-account-credentials=true --controllers '*' \
+  --use-service-account-credentials=true --controllers '*,bootstrapsigner,tokencleaner' \
   --allocate-node-cidrs=true --cluster-cidr "$CLUSTER_CIDR" --node-cidr-mask-size "$NODE_CIDR_MASK" \
   --service-cluster-ip-range "$SERVICE_CIDR" --v=1
 
-"$CP_BIN_DIR/kubectl" --kubeconfig "$ADMIN" apply -f "$HACK_DIR/runlet-rbac.yaml" >/dev/null || fail
-log "RBAC for runlet applied"
+CP_DIR="$CP_DIR" API_PORT="$API_PORT" HOST_IP="$HOST_IP" bash "$HACK_DIR/bootstrap-tokens.sh" || fail
+log "TLS bootstrap ready: bootstrap token, kubeadm's RBAC, kube-public/cluster-info"
 wait_for kube-scheduler 60 curl -fsSk "https://127.0.0.1:$SCHED_PORT/healthz" || fail
 wait_for kube-controller-manager 60 curl -fsSk "https://127.0.0.1:$KCM_PORT/healthz" || fail
 # ServiceAccount admission rejects pods until the controller made default/default.
@@ -162,7 +166,7 @@ WHAT="default ServiceAccount exists" wait_for kube-controller-manager 60 "${CURL
 
 cat >"$CP_DIR/env" <<EOF
 export KUBECONFIG=$ADMIN
-export RUNLET_KUBECONFIG=$PKI/runlet.kubeconfig
+export RUNLET_BOOTSTRAP_KUBECONFIG=$PKI/bootstrap.kubeconfig
 export CP_BIN_DIR=$CP_BIN_DIR
 export PORT_BASE=$PORT_BASE
 export APISERVER=https://127.0.0.1:$API_PORT

@@ -48,7 +48,7 @@ start_node() {
   mkdir -p "$root"
   echo "$name" >>"$RUN_DIR/node-name.new"
   local args=(
-    --kubeconfig "$PKI/runlet.kubeconfig" --nodename "$name"
+    --bootstrap-kubeconfig "$PKI/bootstrap.kubeconfig" --nodename "$name"
     --address 127.0.0.1 --node-ip 127.0.0.1 --kubelet-port "$((KUBELET_PORT + 10 * (i - 1)))"
     --tls-cert-file "$PKI/runlet-serving.crt" --tls-private-key-file "$PKI/runlet-serving.key"
     --client-ca-file "$PKI/ca.crt" --root-dir "$root"

@@ -190,7 +190,7 @@ fi
 # gives it).
 for i in "${!NODES[@]}"; do
   args=(
-    --kubeconfig "$PKI/runlet.kubeconfig" --nodename "${NODES[i]}" --register-with-taints=
+    --bootstrap-kubeconfig "$PKI/bootstrap.kubeconfig" --nodename "${NODES[i]}" --register-with-taints=
     --address "$NODE_IP" --node-ip "$NODE_IP" --kubelet-port $((PORT_BASE + 250 + 10 * i))
     --tls-cert-file "$PKI/runlet-serving.crt" --tls-private-key-file "$PKI/runlet-serving.key"
     --client-ca-file "$PKI/ca.crt"

@@ -29,7 +29,7 @@ func benchFloor(n *node, r *results) {
 	}
 	name := "vkfloor-" + runID()
 	metrics := fmt.Sprintf("127.0.0.1:%d", framework.FreePort(n.t))
-	cmd := exec.Command(bin, "--kubeconfig", c.RunletKubeconfig, "--nodename", name,
+	cmd := exec.Command(bin, "--kubeconfig", c.AdminKubeconfig, "--nodename", name,
 		"--listen", fmt.Sprintf("127.0.0.1:%d", framework.FreePort(n.t)), "--metrics-addr", metrics)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {

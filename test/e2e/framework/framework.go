@@ -44,6 +44,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/test/e2e/framework/audit"
+
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -80,11 +82,13 @@ type Cluster struct {
 	Kubectl string // path of the kubectl binary
 	Helm    string // path of the helm binary
 
-	AdminKubeconfig  string // cluster-admin
-	RunletKubeconfig string // runlet's own identity (user runlet, group runlet; hack/runlet-rbac.yaml)
-	CACert           string // cluster CA: also the --client-ca-file of runlet's kubelet endpoint
-	ServingCert      string // serving cert for runlet's kubelet endpoint (IP:127.0.0.1)
-	ServingKey       string
+	AdminKubeconfig string // cluster-admin
+	// BootstrapKubeconfig is runlet's bootstrap token (hack/cp-pki.sh), which may only create
+	// node-client CSRs: each runlet bootstraps system:node:<its node> from it.
+	BootstrapKubeconfig string
+	CACert              string // cluster CA: also the --client-ca-file of runlet's kubelet endpoint
+	ServingCert         string // serving cert for runlet's kubelet endpoint (IP:127.0.0.1)
+	ServingKey          string
 
 	Config *rest.Config          // admin, QPS 100, burst 200
 	Client *kubernetes.Clientset // built from Config
@@ -125,8 +129,27 @@ func mainCode(m *testing.M) int {
 	}
 	cluster = c
 	code := m.Run()
+	if code == 0 && !nodeDenials(c) {
+		code = 1
+	}
 	teardown(code)
 	return code
+}
+
+// nodeDenials reports what the apiserver refused runlet's node identity during the run, from its audit
+// log: a request the Node authorizer or NodeRestriction refuses is a bug in runlet, not a right to
+// grant. It returns false when there was one.
+func nodeDenials(c *Cluster) bool {
+	s, err := audit.Runlet(filepath.Join(c.CPDir, "logs"))
+	if err != nil {
+		logf("runlet's node identity: %v", err)
+		return false
+	}
+	logf("runlet's node identity: %d requests, %d refused", s.Requests, len(s.Denials))
+	for _, d := range s.Denials {
+		logf("refused: %s", d)
+	}
+	return len(s.Denials) == 0
 }
 
 // Get returns the control plane started by Main; it skips the test when Main started none (-short)
@@ -173,7 +196,7 @@ func setup() (*Cluster, error) {
 	}
 	c.PKIDir = filepath.Join(c.CPDir, "pki")
 	c.AdminKubeconfig = filepath.Join(c.PKIDir, "admin.kubeconfig")
-	c.RunletKubeconfig = filepath.Join(c.PKIDir, "runlet.kubeconfig")
+	c.BootstrapKubeconfig = filepath.Join(c.PKIDir, "bootstrap.kubeconfig")
 	c.CACert = filepath.Join(c.PKIDir, "ca.crt")
 	c.ServingCert = filepath.Join(c.PKIDir, "runlet-serving.crt")
 	c.ServingKey = filepath.Join(c.PKIDir, "runlet-serving.key")

@@ -30,21 +30,24 @@ import (
 // RunletOptions configures StartRunlet. The zero value gives a runlet with a fresh node name, free
 // ports on 127.0.0.1, the framework's podman service, and waits until its node is Ready.
 type RunletOptions struct {
-	NodeName         string        // default: derived from the test name, unique
-	Binary           string        // default: $RUNLET_BIN or `go build ./cmd/runlet` (once per test binary)
-	Kubeconfig       string        // default: Cluster.RunletKubeconfig
-	LogLevel         string        // default: "debug"
-	PodmanSocket     string        // default: the framework's podman service (see Podman)
-	Runtime          string        // --runtime: default $RUNLET_E2E_RUNTIME, else podman; runc's store gets the test images
-	Images           []string      // more of podman's images for a runc runlet's store (podman's runlets share podman's)
-	AutoPodman       bool          // pass an empty --podman-socket: runlet finds or starts podman itself
-	RootDir          string        // default: a temp dir of the test
-	PodManifestPath  string        // --pod-manifest-path (static pods), default none
-	ManifestURL      string        // --manifest-url, default none
-	MaxPods          int           // --max-pods, default runlet's
-	PLEGRelistPeriod time.Duration // --pleg-relist-period, default runlet's
-	// NoClientCAFile leaves out --client-ca-file: runlet then reads the apiserver's client CA from
-	// kube-system/extension-apiserver-authentication, as in a cluster.
+	NodeName   string // default: derived from the test name, unique
+	Binary     string // default: $RUNLET_BIN or `go build ./cmd/runlet` (once per test binary)
+	Kubeconfig string // --kubeconfig; default: none, runlet writes <root dir>/kubeconfig
+	// BootstrapKubeconfig is --bootstrap-kubeconfig, default Cluster.BootstrapKubeconfig; "-" leaves
+	// it out (then Kubeconfig must be a credential of its own).
+	BootstrapKubeconfig string
+	LogLevel            string        // default: "debug"
+	PodmanSocket        string        // default: the framework's podman service (see Podman)
+	Runtime             string        // --runtime: default $RUNLET_E2E_RUNTIME, else podman; runc's store gets the test images
+	Images              []string      // more of podman's images for a runc runlet's store (podman's runlets share podman's)
+	AutoPodman          bool          // pass an empty --podman-socket: runlet finds or starts podman itself
+	RootDir             string        // default: a temp dir of the test
+	PodManifestPath     string        // --pod-manifest-path (static pods), default none
+	ManifestURL         string        // --manifest-url, default none
+	MaxPods             int           // --max-pods, default runlet's
+	PLEGRelistPeriod    time.Duration // --pleg-relist-period, default runlet's
+	// NoClientCAFile leaves out --client-ca-file: runlet then verifies client certificates against
+	// the cluster's CA from its kubeconfig, as kubeadm sets up a kubelet.
 	NoClientCAFile bool
 	ExtraArgs      []string      // appended last
 	Env            []string      // added to the environment
@@ -132,8 +135,8 @@ func StartRunlet(t testing.TB, opts RunletOptions) *Runlet {
 	if opts.Binary == "" {
 		opts.Binary = RunletBinary(t)
 	}
-	if opts.Kubeconfig == "" {
-		opts.Kubeconfig = c.RunletKubeconfig
+	if opts.BootstrapKubeconfig == "" {
+		opts.BootstrapKubeconfig = c.BootstrapKubeconfig
 	}
 	if opts.LogLevel == "" {
 		opts.LogLevel = "debug"
@@ -164,11 +167,17 @@ func StartRunlet(t testing.TB, opts RunletOptions) *Runlet {
 		LogPath: filepath.Join(dir, "runlet.log"), t: t, opts: opts,
 	}
 	r.Args = []string{
-		"--kubeconfig", opts.Kubeconfig, "--nodename", r.NodeName,
+		"--nodename", r.NodeName,
 		"--address", "127.0.0.1", "--node-ip", "127.0.0.1", "--kubelet-port", strconv.Itoa(r.KubeletPort),
 		"--tls-cert-file", c.ServingCert, "--tls-private-key-file", c.ServingKey,
 		"--podman-socket", podmanSocket, "--root-dir", r.RootDir, "--metrics-addr", r.MetricsAddr,
 		"--log-level", opts.LogLevel,
+	}
+	if opts.BootstrapKubeconfig != "-" {
+		r.Args = append(r.Args, "--bootstrap-kubeconfig", opts.BootstrapKubeconfig)
+	}
+	if opts.Kubeconfig != "" {
+		r.Args = append(r.Args, "--kubeconfig", opts.Kubeconfig)
 	}
 	if !opts.NoClientCAFile {
 		r.Args = append(r.Args, "--client-ca-file", c.CACert)
