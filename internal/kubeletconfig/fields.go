@@ -1,8 +1,11 @@
 package kubeletconfig
 
 import (
+	"reflect"
 	"sort"
 	"strings"
+
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
 // Has says whether the files set the field at path, a dotted JSON path
@@ -42,13 +45,26 @@ func (c *Config) Unhonoured(honoured []string) []string {
 	}
 	var out []string
 	for _, k := range sortedKeys(c.raw) {
-		if k != "apiVersion" && k != "kind" {
+		if known[k] { // unknown fields are warned about as such
 			out = unhonoured(out, k, c.raw[k], leaf, inner)
 		}
 	}
 	sort.Strings(out)
 	return out
 }
+
+// known are the top-level fields of a v1beta1 KubeletConfiguration, bar
+// apiVersion and kind.
+var known = func() map[string]bool {
+	m := map[string]bool{}
+	t := reflect.TypeFor[kubeletv1beta1.KubeletConfiguration]()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" {
+			m[name] = true
+		}
+	}
+	return m
+}()
 
 func unhonoured(out []string, path string, v any, leaf, inner map[string]bool) []string {
 	if leaf[path] || isZero(v) {
@@ -64,8 +80,9 @@ func unhonoured(out []string, path string, v any, leaf, inner map[string]bool) [
 	return out
 }
 
-// isZero is the "not set" of a field in the files: false, 0, "", null, or
-// an empty list or object, or an object of such values only.
+// isZero is the "not set" of a field in the files: false, 0, "", a zero
+// duration or quantity ("0s", "0": kubeadm writes them), null, or an empty
+// list or object, or an object of such values only.
 func isZero(v any) bool {
 	switch v := v.(type) {
 	case nil:
@@ -75,7 +92,7 @@ func isZero(v any) bool {
 	case float64:
 		return v == 0
 	case string:
-		return v == ""
+		return v == "" || v == "0s" || v == "0"
 	case []any:
 		return len(v) == 0
 	case map[string]any:
