@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	nodeinfo "github.com/runlet/runlet/internal/node"
@@ -61,8 +62,16 @@ type options struct {
 	PodmanIdentity   string
 	PodmanKnownHosts string
 
-	// BootstrapServingCert is the kubelet's --rotate-server-certificates.
+	// BootstrapServingCert is the kubelet's --rotate-server-certificates
+	// (serverTLSBootstrap); --bootstrap-serving-cert is its old name.
 	BootstrapServingCert bool
+	// BootstrapKubeconfig, CertDir and RotateCertificates are the kubelet's
+	// client certificate bootstrap and rotation flags.
+	BootstrapKubeconfig string
+	CertDir             string
+	RotateCertificates  bool
+	// ConfigFile and ConfigDir are the kubelet's --config and --config-dir.
+	ConfigFile, ConfigDir string
 
 	// Node pressure and eviction (--eviction-hard, ...).
 	evictionOptions
@@ -77,9 +86,13 @@ type options struct {
 	AllowedUnsafeSysctls         []string
 	SeccompDefault               bool
 
+	// The flags' text, parsed while the values are checked.
+	taints, logMaxSize string // --register-with-taints, --container-log-max-size
 	// Parsed while the values are checked, before anything starts.
 	reserved       []namedReservation // --system-reserved, --kube-reserved
 	manifestHeader http.Header        // --manifest-url-header
+	// warnings are logged once the logger is up.
+	warnings []string
 }
 
 // namedReservation is a parsed reservation flag and its name.
@@ -89,9 +102,29 @@ type namedReservation struct {
 }
 
 func parseFlags(args []string) (*options, error) {
-	host, _ := os.Hostname()
 	o := &options{NodeLabels: map[string]string{}}
-	var taints string
+	fs := newFlagSet(o)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil, helpRequested{usage: fs.FlagUsages()}
+		}
+		return nil, err
+	}
+	if fs.Changed("bootstrap-serving-cert") {
+		o.warnings = append(o.warnings, "--bootstrap-serving-cert is deprecated: use --rotate-server-certificates")
+	}
+	if err := o.applyConfigFiles(args); err != nil {
+		return nil, err
+	}
+	if o.CertDir == "" {
+		o.CertDir = filepath.Join(o.RootDir, "pki")
+	}
+	return o, o.check()
+}
+
+// newFlagSet defines runlet's flags on o, which it sets to their defaults.
+func newFlagSet(o *options) *pflag.FlagSet {
+	host, _ := os.Hostname()
 	fs := pflag.NewFlagSet("runlet", pflag.ContinueOnError)
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file; empty means in-cluster config")
 	fs.StringVar(&o.NodeName, "nodename", defaultNodeName(host), "name of the node to register; never the host's own node name")
@@ -112,7 +145,13 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.ManifestURL, "manifest-url", "", "URL serving a Pod or PodList of static pods")
 	fs.StringArrayVar(&o.ManifestURLHeader, "manifest-url-header", nil, "HTTP header for --manifest-url, 'Key:Value' (repeatable)")
 	fs.DurationVar(&o.PLEGRelistPeriod, "pleg-relist-period", time.Second, "how often the backend is relisted")
-	fs.BoolVar(&o.BootstrapServingCert, "bootstrap-serving-cert", false, "request the kubelet API's serving certificate with a CSR (signer kubernetes.io/kubelet-serving) and renew it before it expires; kept in <root-dir>/pki")
+	fs.BoolVar(&o.BootstrapServingCert, "rotate-server-certificates", false, "request the kubelet API's serving certificate with a CSR (signer kubernetes.io/kubelet-serving) and renew it before it expires; kept in <root-dir>/pki")
+	fs.BoolVar(&o.BootstrapServingCert, "bootstrap-serving-cert", false, "deprecated name of --rotate-server-certificates")
+	fs.StringVar(&o.BootstrapKubeconfig, "bootstrap-kubeconfig", "", "kubeconfig that requests runlet's client certificate with a CSR when --kubeconfig does not exist yet; the kubeconfig of the issued certificate is written to --kubeconfig")
+	fs.StringVar(&o.CertDir, "cert-dir", "", "directory of runlet's certificates and keys (default <root-dir>/pki)")
+	fs.BoolVar(&o.RotateCertificates, "rotate-certificates", true, "request a new client certificate from the cluster as the current one nears its expiry")
+	fs.StringVar(&o.ConfigFile, "config", "", "KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); the flags given on the command line override its fields")
+	fs.StringVar(&o.ConfigDir, "config-dir", "", "directory of KubeletConfiguration drop-ins (*.conf), merged over --config in lexical order")
 	fs.BoolVar(&o.AuthWebhook, "authentication-token-webhook", true, "authenticate bearer tokens with TokenReview")
 	fs.StringVar(&o.AuthorizationMode, "authorization-mode", "Webhook", "Webhook (SubjectAccessReview) or AlwaysAllow")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", 100, "QPS to the apiserver for the pods' work")
@@ -120,11 +159,11 @@ func parseFlags(args []string) (*options, error) {
 	fs.Int32Var(&o.EventQPS, "event-qps", 50, "QPS to limit event creations; 0: no limit")
 	fs.Int32Var(&o.EventBurst, "event-burst", 100, "burst of event creations, within --event-qps")
 	fs.IntVar(&o.PodSyncWorkers, "pod-sync-workers", 10, "framework workers that hand pods to runlet")
-	fs.StringVar(&taints, "register-with-taints", nodeinfo.DefaultTaints, "taints the node registers with, comma-separated \"<key>=<value>:<effect>\" or \"<key>:<effect>\"; empty: none")
+	fs.StringVar(&o.taints, "register-with-taints", nodeinfo.DefaultTaints, "taints the node registers with, comma-separated \"<key>=<value>:<effect>\" or \"<key>:<effect>\"; empty: none")
 	nodeLabels := cliflag.ConfigurationMap(o.NodeLabels)
 	fs.Var(&nodeLabels, "node-labels", "labels added to runlet's own when the node registers, comma-separated key=value pairs; kubernetes.io keys only those a kubelet may set")
 	fs.BoolVar(&o.ShowVersion, "version", false, "print the version and exit")
-	logMaxSize := fs.String("container-log-max-size", "10Mi", "size a container's log file may reach before it is rotated (a quantity: 10Mi, 1Gi)")
+	fs.StringVar(&o.logMaxSize, "container-log-max-size", "10Mi", "size a container's log file may reach before it is rotated (a quantity: 10Mi, 1Gi)")
 	fs.IntVar(&o.ContainerLogMaxFiles, "container-log-max-files", 5, "log files a container may have, the live one included (at least 2)")
 	fs.IPSliceVar(&o.ClusterDNS, "cluster-dns", nil, "IP addresses of the cluster DNS servers (comma-separated or repeated); ClusterFirst pods get them as their nameservers")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", "", "domain of the cluster (e.g. cluster.local); pods search <ns>.svc.<domain>, svc.<domain> and <domain>")
@@ -136,51 +175,50 @@ func parseFlags(args []string) (*options, error) {
 	addRuntimeFlags(fs, &o.runtimeOptions)
 	addIdentityFlags(fs, &o.identityOptions)
 	fs.SetOutput(io.Discard) // errors are returned; --help's usage too, for main to print
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return nil, helpRequested{usage: fs.FlagUsages()}
-		}
-		return nil, err
-	}
-	q, err := resource.ParseQuantity(*logMaxSize)
+	return fs
+}
+
+// check validates the final values, naming the flag of a bad one.
+func (o *options) check() error {
+	q, err := resource.ParseQuantity(o.logMaxSize)
 	if err != nil || q.Value() <= 0 {
-		return nil, fmt.Errorf("--container-log-max-size %q is not a positive quantity", *logMaxSize)
+		return fmt.Errorf("--container-log-max-size %q is not a positive quantity", o.logMaxSize)
 	}
 	o.ContainerLogMaxSize = q.Value()
 	if o.ContainerLogMaxFiles < 2 {
-		return nil, fmt.Errorf("--container-log-max-files must be at least 2, not %d", o.ContainerLogMaxFiles)
+		return fmt.Errorf("--container-log-max-files must be at least 2, not %d", o.ContainerLogMaxFiles)
 	}
 	if err := o.parseEviction(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := o.validateNetwork(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := o.validateRuntime(); err != nil {
-		return nil, err
+		return err
 	}
 	if o.NodeName == "" {
-		return nil, fmt.Errorf("--nodename is required")
+		return fmt.Errorf("--nodename is required")
 	}
 	if err := o.validateNode(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := o.validateValues(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := o.resolveIdentity(fs.Changed("kubeconfig")); err != nil {
 		return nil, err
 	}
 	if o.AuthorizationMode != "Webhook" && o.AuthorizationMode != "AlwaysAllow" {
-		return nil, fmt.Errorf("--authorization-mode must be Webhook or AlwaysAllow, not %q", o.AuthorizationMode)
+		return fmt.Errorf("--authorization-mode must be Webhook or AlwaysAllow, not %q", o.AuthorizationMode)
 	}
-	if o.RegisterWithTaints, err = nodeinfo.ParseTaints(taints); err != nil {
-		return nil, fmt.Errorf("--register-with-taints: %w", err)
+	if o.RegisterWithTaints, err = nodeinfo.ParseTaints(o.taints); err != nil {
+		return fmt.Errorf("--register-with-taints: %w", err)
 	}
 	if err := nodeinfo.ValidateLabels(o.NodeLabels); err != nil {
-		return nil, fmt.Errorf("--node-labels: %w", err)
+		return fmt.Errorf("--node-labels: %w", err)
 	}
-	return o, nil
+	return nil
 }
 
 // helpRequested is parseFlags' answer to -h/--help: the usage to print on

@@ -36,6 +36,9 @@ func main() {
 		return
 	}
 	log := newLogger(o.LogLevel)
+	for _, w := range o.warnings {
+		log.Warn(w)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if err := run(ctx, o, log); err != nil {

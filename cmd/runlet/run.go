@@ -14,6 +14,7 @@ import (
 	"github.com/runlet/runlet/internal/apisource"
 	"github.com/runlet/runlet/internal/envvars"
 	"github.com/runlet/runlet/internal/eviction"
+	"github.com/runlet/runlet/internal/kubeletconfig"
 	"github.com/runlet/runlet/internal/kubeletserver"
 	"github.com/runlet/runlet/internal/kuberuntime"
 	"github.com/runlet/runlet/internal/lifecycle"
@@ -360,6 +361,11 @@ func runNode(ctx context.Context, o *options, c *core, d coreDeps) error {
 	// runlet's own metrics, as the kubelet serves its /metrics on its
 	// authenticated port (nodes/metrics); --metrics-addr is the loopback copy.
 	mux.Handle("/metrics", promhttp.Handler())
+	configz, err := kubeletconfig.Handler(effectiveConfig(o))
+	if err != nil {
+		return err
+	}
+	mux.Handle("/configz", configz)
 	streams := streaming.New(streaming.Config{Pods: prov, Static: c.mirror, Backend: c, Runtime: c.backend, Stats: c.stats})
 	mux.Handle("/", kubeletserver.Routes(streams, prov.GetPods, d.pods.Lister()))
 	c.start(ctx)
