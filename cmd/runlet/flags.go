@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"time"
 
 	nodeinfo "github.com/runlet/runlet/internal/node"
@@ -65,11 +64,6 @@ type options struct {
 	// BootstrapServingCert is the kubelet's --rotate-server-certificates
 	// (serverTLSBootstrap); --bootstrap-serving-cert is its old name.
 	BootstrapServingCert bool
-	// BootstrapKubeconfig, CertDir and RotateCertificates are the kubelet's
-	// client certificate bootstrap and rotation flags.
-	BootstrapKubeconfig string
-	CertDir             string
-	RotateCertificates  bool
 	// ConfigFile and ConfigDir are the kubelet's --config and --config-dir.
 	ConfigFile, ConfigDir string
 
@@ -116,8 +110,8 @@ func parseFlags(args []string) (*options, error) {
 	if err := o.applyConfigFiles(args); err != nil {
 		return nil, err
 	}
-	if o.CertDir == "" {
-		o.CertDir = filepath.Join(o.RootDir, "pki")
+	if err := o.resolveIdentity(fs.Changed("kubeconfig")); err != nil {
+		return nil, err
 	}
 	return o, o.check()
 }
@@ -145,11 +139,8 @@ func newFlagSet(o *options) *pflag.FlagSet {
 	fs.StringVar(&o.ManifestURL, "manifest-url", "", "URL serving a Pod or PodList of static pods")
 	fs.StringArrayVar(&o.ManifestURLHeader, "manifest-url-header", nil, "HTTP header for --manifest-url, 'Key:Value' (repeatable)")
 	fs.DurationVar(&o.PLEGRelistPeriod, "pleg-relist-period", time.Second, "how often the backend is relisted")
-	fs.BoolVar(&o.BootstrapServingCert, "rotate-server-certificates", false, "request the kubelet API's serving certificate with a CSR (signer kubernetes.io/kubelet-serving) and renew it before it expires; kept in <root-dir>/pki")
+	fs.BoolVar(&o.BootstrapServingCert, "rotate-server-certificates", false, "request the kubelet API's serving certificate with a CSR (signer kubernetes.io/kubelet-serving) and renew it before it expires; kept in --cert-dir")
 	fs.BoolVar(&o.BootstrapServingCert, "bootstrap-serving-cert", false, "deprecated name of --rotate-server-certificates")
-	fs.StringVar(&o.BootstrapKubeconfig, "bootstrap-kubeconfig", "", "kubeconfig that requests runlet's client certificate with a CSR when --kubeconfig does not exist yet; the kubeconfig of the issued certificate is written to --kubeconfig")
-	fs.StringVar(&o.CertDir, "cert-dir", "", "directory of runlet's certificates and keys (default <root-dir>/pki)")
-	fs.BoolVar(&o.RotateCertificates, "rotate-certificates", true, "request a new client certificate from the cluster as the current one nears its expiry")
 	fs.StringVar(&o.ConfigFile, "config", "", "KubeletConfiguration file (kubelet.config.k8s.io/v1beta1); the flags given on the command line override its fields")
 	fs.StringVar(&o.ConfigDir, "config-dir", "", "directory of KubeletConfiguration drop-ins (*.conf), merged over --config in lexical order")
 	fs.BoolVar(&o.AuthWebhook, "authentication-token-webhook", true, "authenticate bearer tokens with TokenReview")
@@ -205,9 +196,6 @@ func (o *options) check() error {
 	}
 	if err := o.validateValues(); err != nil {
 		return err
-	}
-	if err := o.resolveIdentity(fs.Changed("kubeconfig")); err != nil {
-		return nil, err
 	}
 	if o.AuthorizationMode != "Webhook" && o.AuthorizationMode != "AlwaysAllow" {
 		return fmt.Errorf("--authorization-mode must be Webhook or AlwaysAllow, not %q", o.AuthorizationMode)
