@@ -218,7 +218,7 @@ func newCore(ctx context.Context, o *options, d coreDeps) *core {
 	// the framework, or itself where the framework does not (the final
 	// delete of a pod that terminated, statuses of terminal pods); it
 	// resyncs them with the API on its own.
-	sm := status.NewManager(status.Config{Writer: status.APIWriter{Pods: client.CoreV1()},
+	sm := status.NewManager(status.Config{Writer: status.APIWriter{Pods: client.CoreV1(), Current: apiPodOf(d.pods)},
 		APIPods: apiPodOf(d.pods), Log: log.WithField("component", "status")})
 	c := &core{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: sm, backend: rt, mirror: mirrors,
 		network: d.network, pods: d.pods, node: newAdmitNode(client, d.node)}

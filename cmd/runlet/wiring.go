@@ -94,6 +94,7 @@ func nodeConfig(ctx context.Context, o *options, log *logrus.Entry) (*rest.Confi
 		if o.ClientCAFile, err = id.WriteClusterCA(o.CertDir); err != nil {
 			return nil, err
 		}
+		log.WithField("clientCA", o.ClientCAFile).Info("client CA of the kubelet API: the cluster's CA, from the node's kubeconfig")
 	}
 	cfg.UserAgent = "runlet/" + version
 	return cfg, nil

@@ -2,12 +2,15 @@ package status
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/util/retry"
 )
@@ -17,6 +20,11 @@ import (
 // there, and the final delete of a pod that finished terminating.
 type APIWriter struct {
 	Pods corev1client.PodsGetter
+	// Current is the API's version of a pod, from the node's pod informer:
+	// a node may not read a pod that is no longer bound to it (the Node
+	// authorizer refuses it), so a pod the informer no longer holds is gone
+	// without a request.
+	Current APIPod
 }
 
 // WriteStatus implements StatusWriter.
@@ -30,27 +38,43 @@ func (w APIWriter) WriteStatus(ctx context.Context, pod *v1.Pod) error {
 	return nil
 }
 
+// writeStatus patches the pod's status as the kubelet's PatchPodStatus
+// does: a strategic merge patch from the status the node last saw to the
+// new one, carrying the pod's UID, so that it never lands on another pod of
+// the same name.
 func (w APIWriter) writeStatus(ctx context.Context, pod *v1.Pod) error {
-	pods := w.Pods.Pods(pod.Namespace)
-	cur, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
-	if err != nil {
-		return apiErr(err)
-	}
-	if cur.UID != pod.UID {
+	cur, ok := w.Current(pod)
+	if !ok {
 		return ErrPodGone
 	}
-	next := cur.DeepCopy()
-	next.Status = *pod.Status.DeepCopy()
-	KeepForeignConditions(&next.Status, cur.Status.Conditions)
+	next := pod.Status.DeepCopy()
+	KeepForeignConditions(next, cur.Status.Conditions)
 	if isTerminal(cur.Status.Phase) {
 		// A terminal phase in the API is final; the containers' states are not.
-		next.Status.Phase, next.Status.Reason, next.Status.Message = cur.Status.Phase, cur.Status.Reason, cur.Status.Message
+		next.Phase, next.Reason, next.Message = cur.Status.Phase, cur.Status.Reason, cur.Status.Message
 	}
-	if apiequality.Semantic.DeepEqual(cur.Status, next.Status) {
+	if apiequality.Semantic.DeepEqual(cur.Status, *next) {
 		return nil
 	}
-	_, err = pods.UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	patch, err := statusPatch(cur.UID, cur.Status, *next)
+	if err != nil {
+		return err
+	}
+	_, err = w.Pods.Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 	return apiErr(err)
+}
+
+// statusPatch is the kubelet's preparePatchBytesForPodStatus.
+func statusPatch(uid types.UID, old, new v1.PodStatus) ([]byte, error) {
+	oldData, err := json.Marshal(v1.Pod{Status: old})
+	if err != nil {
+		return nil, err
+	}
+	newData, err := json.Marshal(v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}, Status: new})
+	if err != nil {
+		return nil, err
+	}
+	return strategicpatch.CreateTwoWayMergePatch(oldData, newData, v1.Pod{})
 }
 
 // DeletePod implements StatusWriter: the pod's final status first, so that

@@ -2,6 +2,7 @@ package status
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -131,11 +133,11 @@ func TestAPIPodDeleter(t *testing.T) {
 	final := pod.DeepCopy()
 	final.Status = v1.PodStatus{Phase: v1.PodSucceeded, Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse}}}
 
-	var written *v1.Pod
+	var patch []byte
 	var opts metav1.DeleteOptions
-	client.PrependReactor("update", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	client.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() == "status" {
-			written = a.(k8stesting.UpdateAction).GetObject().(*v1.Pod).DeepCopy()
+			patch = a.(k8stesting.PatchAction).GetPatch()
 		}
 		return false, nil, nil
 	})
@@ -143,10 +145,11 @@ func TestAPIPodDeleter(t *testing.T) {
 		opts = a.(k8stesting.DeleteActionImpl).DeleteOptions
 		return false, nil, nil
 	})
-	if err := (APIWriter{Pods: client.CoreV1()}).DeletePod(context.Background(), final); err != nil {
+	if err := apiWriter(client).DeletePod(context.Background(), final); err != nil {
 		t.Fatal(err)
 	}
-	if written == nil || written.Status.Phase != v1.PodSucceeded || len(written.Status.Conditions) != 2 {
+	written := patched(t, inAPI, patch)
+	if written.Status.Phase != v1.PodSucceeded || len(written.Status.Conditions) != 2 {
 		t.Errorf("status written = %+v; want the final status, the API's own condition kept", written)
 	}
 	if opts.GracePeriodSeconds == nil || *opts.GracePeriodSeconds != 0 || opts.Preconditions == nil ||
@@ -160,7 +163,7 @@ func TestAPIPodDeleter(t *testing.T) {
 	other := inAPI.DeepCopy()
 	other.UID = "another"
 	client = fake.NewClientset(other)
-	if err := (APIWriter{Pods: client.CoreV1()}).DeletePod(context.Background(), final); !errors.Is(err, ErrPodGone) {
+	if err := apiWriter(client).DeletePod(context.Background(), final); !errors.Is(err, ErrPodGone) {
 		t.Errorf("err = %v; want ErrPodGone for a pod with another UID", err)
 	}
 	if _, err := client.CoreV1().Pods(pod.Namespace).Get(context.Background(), pod.Name, metav1.GetOptions{}); err != nil {
@@ -179,7 +182,7 @@ func TestAPIWriterKeepsTerminalPhase(t *testing.T) {
 	ours := pod.DeepCopy()
 	ours.Status = v1.PodStatus{Phase: v1.PodSucceeded,
 		ContainerStatuses: []v1.ContainerStatus{{Name: "c", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{}}}}}
-	if err := (APIWriter{Pods: client.CoreV1()}).WriteStatus(context.Background(), ours); err != nil {
+	if err := apiWriter(client).WriteStatus(context.Background(), ours); err != nil {
 		t.Fatal(err)
 	}
 	got, err := client.CoreV1().Pods(pod.Namespace).Get(context.Background(), pod.Name, metav1.GetOptions{})
@@ -190,4 +193,31 @@ func TestAPIWriterKeepsTerminalPhase(t *testing.T) {
 		t.Errorf("status %s %q %+v; want Failed DeadlineExceeded with the container terminated",
 			got.Status.Phase, got.Status.Reason, got.Status.ContainerStatuses[0].State)
 	}
+}
+
+// apiWriter is the writer over a fake API, whose pods stand in for the
+// node's pod informer.
+func apiWriter(client *fake.Clientset) APIWriter {
+	return APIWriter{Pods: client.CoreV1(), Current: func(pod *v1.Pod) (*v1.Pod, bool) {
+		cur, err := client.CoreV1().Pods(pod.Namespace).Get(context.Background(), pod.Name, metav1.GetOptions{})
+		return cur, err == nil && cur.UID == pod.UID
+	}}
+}
+
+// patched is pod with a status patch applied, as the apiserver applies it.
+func patched(t *testing.T, pod *v1.Pod, patch []byte) *v1.Pod {
+	t.Helper()
+	orig, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := strategicpatch.StrategicMergePatch(orig, patch, v1.Pod{})
+	if err != nil {
+		t.Fatalf("status patch %s: %v", patch, err)
+	}
+	out := &v1.Pod{}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -14,8 +14,8 @@ import (
 )
 
 // TestClientCAFromTheCluster: without --client-ca-file, the apiserver's kubelet-client certificate is
-// verified against the CA runlet reads from kube-system/extension-apiserver-authentication, so kubectl
-// logs and exec work with no CA given by hand.
+// verified against the cluster's CA from the node's kubeconfig (as kubeadm points a kubelet's
+// clientCAFile at it), so kubectl logs and exec work with no CA given by hand.
 func TestClientCAFromTheCluster(t *testing.T) {
 	t.Parallel()
 	r := framework.StartRunlet(t, framework.RunletOptions{NoClientCAFile: true})
@@ -29,7 +29,7 @@ func TestClientCAFromTheCluster(t *testing.T) {
 	if out, err := framework.KubectlE("exec", "--namespace", ns, "p", "--", "echo", "ok"); err != nil || out != "ok\n" {
 		t.Errorf("kubectl exec: %q, %v", out, err)
 	}
-	if !strings.Contains(r.Log(), "client CA read from the cluster") {
+	if !strings.Contains(r.Log(), "the cluster's CA, from the node's kubeconfig") {
 		t.Errorf("runlet did not say where its client CA came from:\n%s", r.LogTail(40))
 	}
 }

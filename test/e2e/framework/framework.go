@@ -145,9 +145,12 @@ func nodeDenials(c *Cluster) bool {
 		logf("runlet's node identity: %v", err)
 		return false
 	}
-	logf("runlet's node identity: %d requests, %d refused", s.Requests, len(s.Denials))
+	logf("runlet's node identity: %d requests, %d refused, %d refused at first and then allowed", s.Requests, len(s.Denials), len(s.Transient))
 	for _, d := range s.Denials {
 		logf("refused: %s", d)
+	}
+	for _, d := range s.Transient {
+		logf("refused, then allowed: %s", d)
 	}
 	return len(s.Denials) == 0
 }

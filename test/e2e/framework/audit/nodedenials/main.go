@@ -19,9 +19,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "nodedenials:", err)
 		os.Exit(2)
 	}
-	fmt.Printf("runlet as a node: %d requests, %d refused\n", s.Requests, len(s.Denials))
+	fmt.Printf("runlet as a node: %d requests, %d refused, %d refused at first and then allowed\n", s.Requests, len(s.Denials), len(s.Transient))
 	for _, d := range s.Denials {
 		fmt.Println("  refused:", d)
+	}
+	for _, d := range s.Transient {
+		fmt.Println("  refused, then allowed:", d)
 	}
 	if len(s.Denials) > 0 {
 		os.Exit(1)
