@@ -18,6 +18,8 @@
 #   KUBE_PROXY=1  also start kube-proxy (hack/kube-proxy.sh) for node NODE_NAME (default runlet); only one
 #              kube-proxy per host: fails if another control plane's runs
 #   CLUSTER_DNS=1 also apply the CoreDNS add-on (hack/cluster-dns.sh; builds its image once if missing)
+# Bootstrap tokens are enabled, with kube-public/cluster-info and kubeadm's RBAC for them
+# (hack/bootstrap-tokens.sh): hack/join-command.sh prints a `runlet join` command.
 # Idempotent: if this CP_DIR's control plane is already running, it only prints how to use it (and starts
 # what KUBE_PROXY / CLUSTER_DNS ask for).
 set -euo pipefail
@@ -124,7 +126,7 @@ start kube-apiserver "$CP_BIN_DIR/kube-apiserver" \
   --service-account-issuer https://kubernetes.default.svc.cluster.local \
   --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
   --service-cluster-ip-range "$SERVICE_CIDR" \
-  --authorization-mode Node,RBAC \
+  --authorization-mode Node,RBAC --enable-bootstrap-token-auth=true \
   --enable-admission-plugins NodeRestriction \
   --allow-privileged=true \
   --kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" \
@@ -148,12 +150,14 @@ start kube-controller-manager "$CP_BIN_DIR/kube-controller-manager" --kubeconfig
   --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --leader-elect=false \
   --service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
   --cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
-  --use-service-account-credentials=true --controllers '*' \
+  --use-service-account-credentials=true --controllers '*,bootstrapsigner,tokencleaner' \
   --allocate-node-cidrs=true --cluster-cidr "$CLUSTER_CIDR" --node-cidr-mask-size "$NODE_CIDR_MASK" \
   --service-cluster-ip-range "$SERVICE_CIDR" --v=1
 
 "$CP_BIN_DIR/kubectl" --kubeconfig "$ADMIN" apply -f "$HACK_DIR/runlet-rbac.yaml" >/dev/null || fail
 log "RBAC for runlet applied"
+# bootstrap-token join (runlet join): cluster-info names the address other boxes reach
+bash "$HACK_DIR/bootstrap-tokens.sh" "$ADMIN" "$PKI/ca.crt" "https://$HOST_IP:$API_PORT" || fail
 wait_for kube-scheduler 60 curl -fsSk "https://127.0.0.1:$SCHED_PORT/healthz" || fail
 wait_for kube-controller-manager 60 curl -fsSk "https://127.0.0.1:$KCM_PORT/healthz" || fail
 # ServiceAccount admission rejects pods until the controller made default/default.
