@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -69,11 +70,14 @@ func Run(ctx context.Context, o Options) error {
 	if o.Out == nil {
 		o.Out = os.Stdout
 	}
-	// As kubeadm's preflight: a node with a kubeconfig has joined already,
-	// and runlet would go on using it rather than the new bootstrap token.
-	if _, err := os.Stat(o.Paths.Kubeconfig); err == nil {
-		return fmt.Errorf("%s exists: this box has joined a cluster already; remove it and the client certificates in %s to join again",
-			o.Paths.Kubeconfig, o.Paths.CertDir)
+	// As kubeadm's preflight: a node with a kubeconfig or a client
+	// certificate has joined already, and runlet would go on using them
+	// rather than the new bootstrap token.
+	for _, f := range []string{o.Paths.Kubeconfig, filepath.Join(o.Paths.CertDir, "kubelet-client-current.pem")} {
+		if _, err := os.Stat(f); err == nil {
+			return fmt.Errorf("%s exists: this box has joined a cluster already; remove %s and the client certificates in %s to join again",
+				f, o.Paths.Kubeconfig, o.Paths.CertDir)
+		}
 	}
 	info, err := o.Discovery.Discover(ctx)
 	if err != nil {

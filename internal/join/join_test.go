@@ -133,20 +133,26 @@ func TestRunFailuresWriteNothing(t *testing.T) {
 
 func TestRunRefusesAJoinedBox(t *testing.T) {
 	c := newFakeCluster(t)
-	var argv []string
-	o, _ := joinOptions(t, c, &argv)
-	if err := os.MkdirAll(filepath.Dir(o.Paths.Kubeconfig), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(o.Paths.Kubeconfig, []byte("old"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	err := Run(context.Background(), o)
-	if err == nil || !strings.Contains(err.Error(), "joined a cluster already") {
-		t.Fatalf("got %v", err)
-	}
-	if n := c.requests.Load(); n != 0 {
-		t.Errorf("%d requests", n)
+	for _, which := range []string{"kubeconfig", "client certificate"} {
+		var argv []string
+		o, _ := joinOptions(t, c, &argv)
+		f := o.Paths.Kubeconfig
+		if which == "client certificate" {
+			f = filepath.Join(o.Paths.CertDir, "kubelet-client-current.pem")
+		}
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("old"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		err := Run(context.Background(), o)
+		if err == nil || !strings.Contains(err.Error(), f+" exists: this box has joined a cluster already") {
+			t.Errorf("%s: got %v", which, err)
+		}
+		if n := c.requests.Load(); n != 0 || argv != nil {
+			t.Errorf("%s: %d requests, exec'd %q", which, n, argv)
+		}
 	}
 }
 
