@@ -20,6 +20,8 @@
 #   KUBE_PROXY=1  also start kube-proxy (hack/kube-proxy.sh) for node NODE_NAME (default runlet); only one
 #              kube-proxy per host: fails if another control plane's runs
 #   CLUSTER_DNS=1 also apply the CoreDNS add-on (hack/cluster-dns.sh; builds its image once if missing)
+# Bootstrap tokens are enabled, with kube-public/cluster-info and kubeadm's RBAC for them
+# (hack/bootstrap-tokens.sh): hack/join-command.sh prints a `runlet join` command.
 # Idempotent: if this CP_DIR's control plane is already running, it only prints how to use it (and starts
 # what KUBE_PROXY / CLUSTER_DNS ask for).
 set -euo pipefail

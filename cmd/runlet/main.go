@@ -21,6 +21,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "image" {
 		os.Exit(imageMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "join" {
+		os.Exit(joinMain(os.Args[2:]))
+	}
 	o, err := parseFlags(os.Args[1:])
 	var help helpRequested
 	if errors.As(err, &help) {
