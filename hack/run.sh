@@ -123,6 +123,11 @@ host and CoreDNS answers cluster.local. Use it:
   kubectl apply -f examples/busybox.yaml
   kubectl get pods -o wide -w
 
+Each node joined as system:node:<name> by TLS bootstrap (a bootstrap token, kubeadm's RBAC). Another
+machine joins this cluster as a runlet node with (reachable at this host's address):
+
+  $(bash "$HACK_DIR/join-command.sh" "$CP_DIR")
+
 Static pods: drop manifests into ${RUN_DIR#"$REPO_ROOT"/}/manifests/.
 Stop runlet and the control plane: make stop
 EOF

@@ -30,7 +30,7 @@ func TestSecurityBootstrapServingCert(t *testing.T) {
 	var csr *certificatesv1.CertificateSigningRequest
 	framework.Eventually(t, 60*time.Second, "runlet's kubelet-serving CSR", func() (bool, error) {
 		var err error
-		csr, err = findServingCSR(c, cn)
+		csr, err = pendingCSR(c, certificatesv1.KubeletServingSignerName, cn, "")
 		return csr != nil, err
 	})
 	t.Cleanup(func() {
@@ -63,15 +63,16 @@ func TestSecurityBootstrapServingCert(t *testing.T) {
 	}
 }
 
-// findServingCSR finds the pending kubelet-serving CSR whose subject is cn.
-func findServingCSR(c *framework.Cluster, cn string) (*certificatesv1.CertificateSigningRequest, error) {
+// pendingCSR finds a CSR to signer whose subject is cn, that nobody has approved or denied yet, other
+// than the one named skip.
+func pendingCSR(c *framework.Cluster, signer, cn, skip string) (*certificatesv1.CertificateSigningRequest, error) {
 	list, err := c.Client.CertificatesV1().CertificateSigningRequests().List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
 	for i := range list.Items {
 		csr := &list.Items[i]
-		if csr.Spec.SignerName != certificatesv1.KubeletServingSignerName {
+		if csr.Name == skip || csr.Spec.SignerName != signer || len(csr.Status.Conditions) > 0 {
 			continue
 		}
 		block, _ := pem.Decode(csr.Spec.Request)
