@@ -13,10 +13,12 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/runlet/runlet/internal/kubeclient"
 	"github.com/runlet/runlet/internal/logging"
 	"github.com/sirupsen/logrus"
@@ -90,6 +92,7 @@ func Bootstrap(ctx context.Context, o Options) (*rest.Config, *Identity, error) 
 	if !o.Rotate {
 		mgr.Stop() // the certificate stays in use until it expires
 	}
+	registerTTL(id)
 	return cfg, id, nil
 }
 
@@ -232,4 +235,20 @@ func (id *Identity) WriteClusterCA(dir string) (string, error) {
 		return "", fmt.Errorf("writing the cluster's CA: %w", err)
 	}
 	return path, nil
+}
+
+// registerTTL exports the kubelet's certificate_manager_client_ttl_seconds:
+// the seconds until the client certificate expires (negative once it has),
+// +Inf while there is none.
+func registerTTL(id *Identity) {
+	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "runlet_certificate_manager_client_ttl_seconds",
+		Help: "Seconds until the node's client certificate expires (negative once it has expired); +Inf while there is none.",
+	}, func() float64 {
+		if c := id.manager.Current(); c != nil && c.Leaf != nil {
+			return math.Trunc(time.Until(c.Leaf.NotAfter).Seconds())
+		}
+		return math.Inf(1)
+	})
+	_ = prometheus.Register(g) // once per process; a second Bootstrap keeps the first gauge
 }
