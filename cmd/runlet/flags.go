@@ -18,13 +18,15 @@ import (
 
 // options are runlet's flags; names follow the kubelet's and virtual-kubelet's.
 type options struct {
-	Kubeconfig        string
-	NodeName          string
-	KubeletPort       int32
-	Address           string
-	NodeIP            string
-	PodmanSocket      string
-	LogLevel          string
+	Kubeconfig   string
+	NodeName     string
+	KubeletPort  int32
+	Address      string
+	NodeIP       string
+	PodmanSocket string
+	LogLevel     string
+	// LoggingFormat is the kubelet's --logging-format: text or json.
+	LoggingFormat     string
 	TLSCertFile       string
 	TLSKeyFile        string
 	ClientCAFile      string
@@ -128,7 +130,9 @@ func newFlagSet(o *options) *pflag.FlagSet {
 	fs.StringVar(&o.PodmanSocket, "podman-socket", "", "libpod socket: a path or unix:///path, tcp://host:port, ssh://user@host[:port]/path/to/podman.sock; empty: the standard socket, or a private podman service runlet starts")
 	fs.StringVar(&o.PodmanIdentity, "podman-identity", os.Getenv("CONTAINER_SSHKEY"), "private key for an ssh:// --podman-socket (default $CONTAINER_SSHKEY; else the ssh agent at $SSH_AUTH_SOCK)")
 	fs.StringVar(&o.PodmanKnownHosts, "podman-known-hosts", defaultKnownHosts(), "known_hosts file that verifies the host key of an ssh:// --podman-socket")
-	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error; it governs the libraries' klog lines too")
+	fs.StringVar(&o.LoggingFormat, "logging-format", "text", "log format: text, or json for log collectors (klog's lines included)")
+	fs.StringVar(&o.LoggingFormat, "log-format", "text", "the same as --logging-format")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", "", "serving certificate of the kubelet API; empty: self-signed")
 	fs.StringVar(&o.TLSKeyFile, "tls-private-key-file", "", "private key of --tls-cert-file")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", "", "CA bundle that verifies client certificates (e.g. the apiserver's)")

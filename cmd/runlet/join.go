@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/join"
+	"github.com/runlet/runlet/internal/logging"
 	"github.com/spf13/pflag"
 )
 
@@ -46,7 +47,7 @@ func joinMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "runlet join:", err)
 		return 2
 	}
-	o.Discovery.Log = newLogger("info")
+	o.Discovery.Log, _ = logging.New("info", "text", os.Stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if err := join.Run(ctx, *o); err != nil {

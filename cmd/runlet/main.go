@@ -10,7 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/sirupsen/logrus"
+	"github.com/runlet/runlet/internal/logging"
 )
 
 func main() {
@@ -38,7 +38,11 @@ func main() {
 		fmt.Println(versionString())
 		return
 	}
-	log := newLogger(o.LogLevel)
+	log, err := logging.New(o.LogLevel, o.LoggingFormat, os.Stderr)
+	if err != nil { // checked with the flags
+		fmt.Fprintln(os.Stderr, "runlet:", err)
+		os.Exit(2)
+	}
 	for _, w := range o.warnings {
 		log.Warn(w)
 	}
@@ -49,13 +53,4 @@ func main() {
 		os.Exit(1)
 	}
 	log.Info("runlet stopped cleanly; pods keep running")
-}
-
-func newLogger(level string) *logrus.Entry {
-	l := logrus.New()
-	l.SetFormatter(&logrus.TextFormatter{FullTimestamp: true, TimestampFormat: "2006-01-02T15:04:05.000000Z07:00"})
-	if lv, err := logrus.ParseLevel(level); err == nil { // checked with the flags
-		l.SetLevel(lv)
-	}
-	return logrus.NewEntry(l)
 }

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runlet/runlet/internal/logging"
 	"github.com/runlet/runlet/internal/uninstall"
 	"github.com/sirupsen/logrus"
 	"github.com/spf13/pflag"
@@ -49,7 +50,7 @@ func uninstallMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "runlet uninstall: --namespace is required")
 		return 2
 	}
-	log := newLogger(logLevel)
+	log, _ := logging.New(logLevel, "text", os.Stderr) // the level is checked above
 	o.Log = log
 	client, err := newClient(&options{Kubeconfig: kubeconfig, KubeAPIQPS: 20, KubeAPIBurst: 40})
 	if err != nil {

@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/runlet/runlet/internal/logging"
 	nodeinfo "github.com/runlet/runlet/internal/node"
 	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/runlet/runlet/internal/sysctl"
@@ -41,6 +43,9 @@ func (o *options) validateListeners() error {
 	}
 	if _, err := logrus.ParseLevel(o.LogLevel); err != nil {
 		return fmt.Errorf("--log-level %q is not one of debug, info, warn, error", o.LogLevel)
+	}
+	if !slices.Contains(logging.Formats, o.LoggingFormat) {
+		return fmt.Errorf("--logging-format %q is not one of %s", o.LoggingFormat, strings.Join(logging.Formats, ", "))
 	}
 	return nil
 }
