@@ -22,7 +22,8 @@ for m in "${MODES[@]}"; do
 done
 for bad in "kubeletPort=abc" "image.repository=" "mode=nowhere" "uninstall.pods=orphan" "metricsPort=0" \
   "network.plugin=weave" "network.podCIDR=abc" "network.hostPaths={/var/lib/cni}" "runtime=crun" \
-  "runtime=runc,hostPID=false"; do
+  "runtime=runc,hostPID=false" "kubeletConfig.port=10250" 'nodeLabels.node-role\.kubernetes\.io/worker=' \
+  'nodeLabels.kubernetes\.io/role=agent'; do
   if "$HELM" template lint "$CHART" "${KV[@]}" --set "$bad" >/dev/null 2>&1; then die "the chart accepted $bad"; fi
 done
 if ! diff -u "$REPO_ROOT/deploy/runlet.yaml" <(bash "$HACK_DIR/manifests.sh") >/dev/null; then

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runlet/runlet/internal/kubeletconfig"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
@@ -22,6 +23,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 const kubeVersion = "1.37.2"
@@ -138,7 +140,6 @@ func (r rendered) job(t *testing.T) *batchv1.Job {
 	return nil
 }
 
-// arg returns the value of --name=value in args.
 // podSpec is the runlet pod's spec: the DaemonSet's in perHost mode, else the Deployment's.
 func (r rendered) podSpec(t *testing.T, mode string) v1.PodSpec {
 	if mode == "perHost" {
@@ -147,7 +148,39 @@ func (r rendered) podSpec(t *testing.T, mode string) v1.PodSpec {
 	return r.deployment(t).Spec.Template.Spec
 }
 
+// configMap is the chart's ConfigMap: runlet's config file and bootstrap kubeconfig.
+func (r rendered) configMap(t *testing.T) *v1.ConfigMap {
+	t.Helper()
+	for _, o := range r.objs {
+		if cm, ok := o.(*v1.ConfigMap); ok {
+			return cm
+		}
+	}
+	t.Fatal("no ConfigMap rendered")
+	return nil
+}
+
+// kubeletConfig is the config file runlet's --config names, read by runlet's own loader, which must
+// have no warning (an unknown or misspelt field) about it.
+func (r rendered) kubeletConfig(t *testing.T) *kubeletconfig.Config {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte(r.configMap(t).Data["config.yaml"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := kubeletconfig.Load(file, "")
+	if err != nil {
+		t.Fatalf("runlet's config file: %v", err)
+	}
+	if len(cfg.Warnings) > 0 {
+		t.Errorf("runlet's config file: %v", cfg.Warnings)
+	}
+	return cfg
+}
+
+// arg returns the value of --name=value in args.
 func arg(args []string, name string) (string, bool) {
+
 	for _, a := range args {
 		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
 			return v, true
@@ -209,8 +242,9 @@ func TestDefaultsAreHostModeOnTheHostsPodman(t *testing.T) {
 			t.Errorf("--%s=%q; want %q", name, got, v)
 		}
 	}
-	if _, ok := arg(c.Args, "client-ca-file"); ok {
-		t.Error("--client-ca-file set by default: runlet reads the apiserver's client CA from the cluster")
+	cfg := r.kubeletConfig(t)
+	if cfg.Has("authentication.x509.clientCAFile") {
+		t.Error("clientCAFile set by default: the kubelet API verifies clients against the cluster's CA")
 	}
 	kubelet, metrics := port(t, c, "kubelet"), port(t, c, "metrics")
 	for _, p := range []v1.ContainerPort{kubelet, metrics} {
@@ -221,8 +255,8 @@ func TestDefaultsAreHostModeOnTheHostsPodman(t *testing.T) {
 			t.Errorf("port %s is not declared on the host (hostPort %d): the scheduler cannot keep two runlets apart", p.Name, p.HostPort)
 		}
 	}
-	if got, _ := arg(c.Args, "kubelet-port"); got != strconv.Itoa(int(kubelet.ContainerPort)) {
-		t.Errorf("--kubelet-port=%s, port %d", got, kubelet.ContainerPort)
+	if cfg.Port != kubelet.ContainerPort {
+		t.Errorf("config port %d, container port %d", cfg.Port, kubelet.ContainerPort)
 	}
 	// Plain HTTP without authentication: on the host's network, loopback only,
 	// where the kubelet's probes reach it.
@@ -238,6 +272,9 @@ func TestDefaultsAreHostModeOnTheHostsPodman(t *testing.T) {
 		}
 	}
 	for _, v := range spec.Volumes {
+		if v.Name == "config" {
+			continue // the ConfigMap: --config and --bootstrap-kubeconfig
+		}
 		if v.HostPath == nil || mounts[v.Name] != v.HostPath.Path {
 			t.Errorf("volume %s: want a hostPath mounted at its own path, got %+v at %q", v.Name, v.VolumeSource, mounts[v.Name])
 		}
@@ -275,10 +312,13 @@ func checkMetricsEndpoint(t *testing.T, c v1.Container, host string, port int32)
 }
 
 func TestTwoReleasesDoNotCollide(t *testing.T) {
-	a := render(t, "edge-a").deployment(t)
-	b := render(t, "edge-b").deployment(t)
+	ra, rb := render(t, "edge-a"), render(t, "edge-b")
+	a, b := ra.deployment(t), rb.deployment(t)
 	ca, cb := a.Spec.Template.Spec.Containers[0], b.Spec.Template.Spec.Containers[0]
-	for _, name := range []string{"nodename", "root-dir", "kubelet-port", "metrics-addr"} {
+	if pa, pb := ra.kubeletConfig(t).Port, rb.kubeletConfig(t).Port; pa == pb {
+		t.Errorf("the kubelet API's port is %d for both releases", pa)
+	}
+	for _, name := range []string{"nodename", "root-dir", "metrics-addr"} {
 		va, _ := arg(ca.Args, name)
 		vb, _ := arg(cb.Args, name)
 		if va == vb {
@@ -348,73 +388,220 @@ func TestRemoteModeNeedsNoHost(t *testing.T) {
 	}
 }
 
-// Least privilege: what runlet needs (it and the branches that read more of the API), and no more.
-func TestRBACIsLeastPrivilege(t *testing.T) {
-	check := func(r rendered, wantCSR bool) {
-		t.Helper()
-		var cr *rbacv1.ClusterRole
-		var leaseRole *rbacv1.Role
+// runlet's ServiceAccount is a bootstrap credential and nothing more: bound to the two built-in roles
+// that let it create node-client CSRs and have them approved, never to a role of the chart's. Everything
+// else runlet does as system:node:<node>, under the Node authorizer and NodeRestriction.
+func TestRBACIsOnlyTheBootstrap(t *testing.T) {
+	want := map[string]bool{"system:node-bootstrapper": true, "system:certificates.k8s.io:certificatesigningrequests:nodeclient": true}
+	for _, set := range [][]string{nil, {"tls.bootstrap=true"}, {"mode=perHost"}, {"mode=remote", "podman.url=tcp://podman-host:8888"}} {
+		r := render(t, "edge", set...)
+		sa := r.podSpec(t, modeOf(set)).ServiceAccountName
+		got := map[string]bool{}
 		for _, o := range r.objs {
+			var ref rbacv1.RoleRef
+			var subjects []rbacv1.Subject
 			switch o := o.(type) {
-			case *rbacv1.ClusterRole:
-				if !strings.HasSuffix(o.Name, "-uninstall") {
-					cr = o
-				}
+			case *rbacv1.ClusterRoleBinding:
+				ref, subjects = o.RoleRef, o.Subjects
+			case *rbacv1.RoleBinding:
+				ref, subjects = o.RoleRef, o.Subjects
 			case *rbacv1.Role:
 				if o.Namespace == "kube-node-lease" {
-					leaseRole = o
+					t.Errorf("%v: a kube-node-lease Role: the Node authorizer gives a node its own lease", set)
 				}
+				continue
+			default:
+				continue
 			}
-		}
-		if cr == nil || leaseRole == nil {
-			t.Fatal("ClusterRole or kube-node-lease Role missing")
-		}
-		verbs := map[string]string{}
-		for _, rule := range cr.Rules {
-			for _, g := range rule.APIGroups {
-				for _, res := range rule.Resources {
-					verbs[g+"/"+res] = strings.Join(rule.Verbs, ",")
-					if strings.Contains(verbs[g+"/"+res], "*") || res == "*" {
-						t.Errorf("wildcard in %v", rule)
+			for _, s := range subjects {
+				if s.Kind == rbacv1.ServiceAccountKind && s.Name == sa && s.Namespace == "runlet-system" {
+					if ref.Kind != "ClusterRole" || !want[ref.Name] {
+						t.Errorf("%v: runlet's ServiceAccount %s is bound to %s %s", set, sa, ref.Kind, ref.Name)
 					}
+					got[ref.Name] = true
 				}
 			}
 		}
-		for res, want := range map[string]string{
-			"/pods":                              "get,list,watch,create,delete",
-			"/pods/status":                       "update,patch",
-			"/nodes":                             "get,list,watch,create",
-			"/nodes/status":                      "update,patch",
-			"/serviceaccounts/token":             "create",
-			"/configmaps":                        "get,list,watch",
-			"/secrets":                           "get,list,watch",
-			"/persistentvolumeclaims":            "get,list,watch",
-			"/events":                            "create,patch",
-			"authentication.k8s.io/tokenreviews": "create",
-			"authorization.k8s.io/subjectaccessreviews":  "create",
-			"certificates.k8s.io/clustertrustbundles":    "get,list,watch",
-			"certificates.k8s.io/podcertificaterequests": "get,list,watch,create",
-		} {
-			if verbs[res] != want {
-				t.Errorf("%s: verbs %q, want %q", res, verbs[res], want)
+		if len(got) != len(want) {
+			t.Errorf("%v: runlet's ServiceAccount %s is bound to %v; want exactly %v", set, sa, got, want)
+		}
+		// Every ClusterRole the chart makes is the uninstall hook's.
+		for _, o := range r.objs {
+			if cr, ok := o.(*rbacv1.ClusterRole); ok && !strings.HasSuffix(cr.Name, "-uninstall") {
+				t.Errorf("%v: ClusterRole %s: runlet's rights come from its node identity", set, cr.Name)
 			}
-		}
-		if _, ok := verbs["coordination.k8s.io/leases"]; ok {
-			t.Error("leases granted cluster-wide; only kube-node-lease needs them")
-		}
-		if got := verbs["certificates.k8s.io/certificatesigningrequests"]; (got != "") != wantCSR {
-			t.Errorf("CSR verbs %q with bootstrap=%v", got, wantCSR)
-		}
-		if len(leaseRole.Rules) != 1 || leaseRole.Rules[0].Resources[0] != "leases" {
-			t.Errorf("kube-node-lease Role: %+v", leaseRole.Rules)
 		}
 	}
-	check(render(t, "edge"), false)
-	check(render(t, "edge", "tls.bootstrap=true"), true)
 	for _, o := range render(t, "edge", "rbac.create=false").objs {
 		switch o.(type) {
 		case *rbacv1.ClusterRole, *rbacv1.Role, *rbacv1.ClusterRoleBinding, *rbacv1.RoleBinding:
 			t.Errorf("rbac.create=false still renders %T", o)
+		}
+	}
+}
+
+func modeOf(set []string) string {
+	for _, s := range set {
+		if m, ok := strings.CutPrefix(s, "mode="); ok {
+			return m
+		}
+	}
+	return "host"
+}
+
+// In every mode runlet takes its node identity by TLS bootstrap: the pod's ServiceAccount token, in a
+// kubeconfig with no server (runlet takes the in-cluster address), is the bootstrap credential; the
+// node's certificate and kubeconfig are kept under the node's root dir, which outlives the pod in host
+// and perHost modes.
+func TestNodeIdentityByBootstrap(t *testing.T) {
+	for _, tc := range []struct {
+		set            []string
+		node, rootDir  string
+		stateOnTheHost bool
+	}{
+		{nil, "edge", "/var/lib/runlet/edge", true},
+		{[]string{"mode=perHost"}, "edge-$(HOST_NODE_NAME)", "/var/lib/runlet/edge-$(HOST_NODE_NAME)", true},
+		{[]string{"mode=remote", "podman.url=tcp://podman-host:8888"}, "edge", "/var/lib/runlet/edge", false},
+	} {
+		mode := modeOf(tc.set)
+		r := render(t, "edge", tc.set...)
+		spec := r.podSpec(t, mode)
+		c := spec.Containers[0]
+		if spec.AutomountServiceAccountToken == nil || !*spec.AutomountServiceAccountToken {
+			t.Errorf("%s: automountServiceAccountToken %v; the token is the bootstrap credential", mode, spec.AutomountServiceAccountToken)
+		}
+		if got, _ := arg(c.Args, "nodename"); got != tc.node {
+			t.Errorf("%s: --nodename=%q, want %q", mode, got, tc.node)
+		}
+		if got, _ := arg(c.Args, "root-dir"); got != tc.rootDir {
+			t.Errorf("%s: --root-dir=%q, want %q", mode, got, tc.rootDir)
+		}
+		for _, name := range []string{"kubeconfig", "cert-dir"} {
+			if v, ok := arg(c.Args, name); ok {
+				t.Errorf("%s: --%s=%s; want runlet's default under the root dir", mode, name, v)
+			}
+		}
+		if stateOnTheHost := hostMounts(spec, c)["/var/lib/runlet"].hostPath.Path == "/var/lib/runlet"; stateOnTheHost != tc.stateOnTheHost {
+			t.Errorf("%s: the state dir on the host %v, want %v", mode, stateOnTheHost, tc.stateOnTheHost)
+		}
+		bootstrap, _ := arg(c.Args, "bootstrap-kubeconfig")
+		config, _ := arg(c.Args, "config")
+		cm := r.configMap(t)
+		for flag, path := range map[string]string{"bootstrap-kubeconfig": bootstrap, "config": config} {
+			if key := mountedConfigMapKey(spec, c, cm.Name, path); cm.Data[key] == "" {
+				t.Errorf("%s: --%s=%q is not a file of ConfigMap %s mounted in runlet's container", mode, flag, path, cm.Name)
+			}
+		}
+		kc, err := clientcmd.Load([]byte(cm.Data[mountedConfigMapKey(spec, c, cm.Name, bootstrap)]))
+		if err != nil {
+			t.Fatalf("%s: the bootstrap kubeconfig: %v", mode, err)
+		}
+		ctx := kc.Contexts[kc.CurrentContext]
+		if ctx == nil || kc.Clusters[ctx.Cluster] == nil || kc.AuthInfos[ctx.AuthInfo] == nil {
+			t.Fatalf("%s: the bootstrap kubeconfig has no complete current context: %+v", mode, kc)
+		}
+		cluster, user := kc.Clusters[ctx.Cluster], kc.AuthInfos[ctx.AuthInfo]
+		if cluster.Server != "" {
+			t.Errorf("%s: the bootstrap kubeconfig names server %q; want none (the in-cluster address)", mode, cluster.Server)
+		}
+		if cluster.CertificateAuthority != "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt" {
+			t.Errorf("%s: certificate-authority %q; want the ServiceAccount's ca.crt", mode, cluster.CertificateAuthority)
+		}
+		if user.TokenFile != "/var/run/secrets/kubernetes.io/serviceaccount/token" || user.Token != "" ||
+			user.ClientCertificate != "" || user.Username != "" || user.Exec != nil {
+			t.Errorf("%s: the bootstrap user %+v; want the ServiceAccount's token file only", mode, user)
+		}
+		if cfg := r.kubeletConfig(t); !cfg.RotateCertificates {
+			t.Errorf("%s: rotateCertificates off: the node's client certificate would expire", mode)
+		}
+	}
+}
+
+// mountedConfigMapKey is the key of ConfigMap name that path is in c, or "".
+func mountedConfigMapKey(spec v1.PodSpec, c v1.Container, name, path string) string {
+	for _, m := range c.VolumeMounts {
+		key, ok := strings.CutPrefix(path, m.MountPath+"/")
+		if !ok || m.SubPath != "" {
+			continue
+		}
+		for _, v := range spec.Volumes {
+			if v.Name == m.Name && v.ConfigMap != nil && v.ConfigMap.Name == name && len(v.ConfigMap.Items) == 0 {
+				return key
+			}
+		}
+	}
+	return ""
+}
+
+// The values that have a KubeletConfiguration field are in the config file, which runlet's own loader
+// reads without a warning; the flags that stand for those fields are not given.
+func TestConfigFile(t *testing.T) {
+	for _, set := range [][]string{nil, {"mode=perHost"}, {"mode=remote", "podman.url=tcp://podman-host:8888"}} {
+		mode := modeOf(set)
+		r := render(t, "edge", append(set, "maxPods=42", "kubeletPort=10500", "nodeTaints={dedicated=edge:NoExecute,gpu:PreferNoSchedule}",
+			"tls.secretName=tls", "tls.bootstrap=true", "clientCA.configMapName=ca", "network.podCIDR=10.244.7.0/24",
+			"kubeletConfig.clusterDomain=cluster.local", "kubeletConfig.clusterDNS={10.96.0.10}",
+			"kubeletConfig.authentication.webhook.enabled=true")...)
+		c := r.podSpec(t, mode).Containers[0]
+		cfg := r.kubeletConfig(t)
+		if cfg.MaxPods != 42 || cfg.Port != 10500 || cfg.ClusterDomain != "cluster.local" || len(cfg.ClusterDNS) != 1 || cfg.ClusterDNS[0] != "10.96.0.10" {
+			t.Errorf("%s: maxPods %d port %d clusterDomain %q clusterDNS %v", mode, cfg.MaxPods, cfg.Port, cfg.ClusterDomain, cfg.ClusterDNS)
+		}
+		if cfg.TLSCertFile != "/etc/runlet/tls/tls.crt" || cfg.TLSPrivateKeyFile != "/etc/runlet/tls/tls.key" || !cfg.ServerTLSBootstrap {
+			t.Errorf("%s: tlsCertFile %q tlsPrivateKeyFile %q serverTLSBootstrap %v", mode, cfg.TLSCertFile, cfg.TLSPrivateKeyFile, cfg.ServerTLSBootstrap)
+		}
+		if cfg.Authentication.X509.ClientCAFile != "/etc/runlet/client-ca/ca.crt" || cfg.Authentication.Webhook.Enabled == nil || !*cfg.Authentication.Webhook.Enabled {
+			t.Errorf("%s: authentication %+v", mode, cfg.Authentication)
+		}
+		if (cfg.PodCIDR == "10.244.7.0/24") != (mode != "remote") {
+			t.Errorf("%s: podCIDR %q (a remote podman's pods keep its network)", mode, cfg.PodCIDR)
+		}
+		var taints []string
+		for _, tt := range cfg.RegisterWithTaints {
+			taints = append(taints, tt.ToString())
+		}
+		if got := strings.Join(taints, ","); got != "virtual-kubelet.io/provider=runlet:NoSchedule,dedicated=edge:NoExecute,gpu:PreferNoSchedule" {
+			t.Errorf("%s: registerWithTaints %s", mode, got)
+		}
+		if p := port(t, c, "kubelet"); p.ContainerPort != cfg.Port {
+			t.Errorf("%s: container port %d, config port %d", mode, p.ContainerPort, cfg.Port)
+		}
+		for _, name := range []string{"kubelet-port", "max-pods", "register-with-taints", "pod-cidr", "tls-cert-file",
+			"tls-private-key-file", "client-ca-file", "cluster-dns", "cluster-domain"} {
+			if v, ok := arg(c.Args, name); ok {
+				t.Errorf("%s: --%s=%s; the config file has the field", mode, name, v)
+			}
+		}
+		for _, a := range c.Args {
+			if a == "--bootstrap-serving-cert" || a == "--rotate-server-certificates" {
+				t.Errorf("%s: %s; the config file has serverTLSBootstrap", mode, a)
+			}
+		}
+	}
+	// A field the chart sets from a value of its own is refused in kubeletConfig.
+	for _, set := range []string{"kubeletConfig.port=10250", "kubeletConfig.authentication.x509.clientCAFile=/ca.crt"} {
+		_, err := helm(t, "template", "x", filepath.Join(repoRoot(t), "charts", "runlet"), "--kube-version", kubeVersion, "--set", set)
+		if err == nil || !strings.Contains(err.Error(), "the chart sets it from") {
+			t.Errorf("--set %s: %v; want it refused", set, err)
+		}
+	}
+}
+
+// NodeRestriction refuses a node the labels under kubernetes.io and k8s.io that are not the kubelet's:
+// the chart sets none, and refuses a nodeLabels value that would be.
+func TestNodeLabelsPassNodeRestriction(t *testing.T) {
+	c := render(t, "edge", `nodeLabels.topology\.kubernetes\.io/zone=z1`, `nodeLabels.node\.kubernetes\.io/pool=a`,
+		`nodeLabels.example\.com/team=x`).deployment(t).Spec.Template.Spec.Containers[0]
+	got, _ := arg(c.Args, "node-labels")
+	for _, want := range []string{"runlet.dev/instance=edge", "topology.kubernetes.io/zone=z1", "node.kubernetes.io/pool=a", "example.com/team=x"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("--node-labels=%s; want %s in it", got, want)
+		}
+	}
+	for _, key := range []string{`node-role\.kubernetes\.io/worker`, `kubernetes\.io/role`, `k8s\.io/x`, `example\.k8s\.io/y`, `node-restriction\.kubernetes\.io/z`} {
+		_, err := helm(t, "template", "x", filepath.Join(repoRoot(t), "charts", "runlet"), "--kube-version", kubeVersion, "--set", "nodeLabels."+key+"=a")
+		if err == nil || !strings.Contains(err.Error(), "NodeRestriction") {
+			t.Errorf("nodeLabels.%s: %v; want it refused", key, err)
 		}
 	}
 }
@@ -453,6 +640,71 @@ func TestUninstallHook(t *testing.T) {
 		}
 		if j.Spec.Template.Labels["app.kubernetes.io/component"] == "node" {
 			t.Error("the hook's pod carries runlet's selector labels: it would wait for itself")
+		}
+		checkUninstallAccount(t, render(t, "edge", tc.set...), modeOf(tc.set), j.Spec.Template.Spec.ServiceAccountName)
+	}
+	// Without a ServiceAccount made for runlet the hook still has its own, never runlet's or "default".
+	r := render(t, "edge", "serviceAccount.create=false")
+	checkUninstallAccount(t, r, "host", r.job(t).Spec.Template.Spec.ServiceAccountName)
+	r = render(t, "edge", "serviceAccount.create=false", "serviceAccount.name=node", "uninstall.serviceAccountName=cleaner")
+	if sa := r.job(t).Spec.Template.Spec.ServiceAccountName; sa != "cleaner" {
+		t.Errorf("the hook runs as %q, want uninstall.serviceAccountName", sa)
+	}
+	for _, o := range r.objs {
+		if sa, ok := o.(*v1.ServiceAccount); ok {
+			t.Errorf("ServiceAccount %s made with uninstall.serviceAccountName and serviceAccount.create=false", sa.Name)
+		}
+	}
+}
+
+// checkUninstallAccount: the hook runs as an account of its own, whose rights are exactly what
+// `runlet uninstall` asks the API (internal/uninstall), and which runlet's pod does not use.
+func checkUninstallAccount(t *testing.T, r rendered, mode, sa string) {
+	t.Helper()
+	if runlet := r.podSpec(t, mode).ServiceAccountName; sa == runlet {
+		t.Errorf("the uninstall hook runs as runlet's ServiceAccount %s", sa)
+	}
+	var made bool
+	rights := map[string]string{}
+	for _, o := range r.objs {
+		switch o := o.(type) {
+		case *v1.ServiceAccount:
+			made = made || o.Name == sa
+		case *rbacv1.ClusterRole:
+			for _, rule := range o.Rules {
+				for _, res := range rule.Resources {
+					rights["cluster "+rule.APIGroups[0]+"/"+res] = strings.Join(rule.Verbs, ",")
+				}
+			}
+		case *rbacv1.Role:
+			for _, rule := range o.Rules {
+				for _, res := range rule.Resources {
+					rights[o.Namespace+" "+rule.APIGroups[0]+"/"+res] = strings.Join(rule.Verbs, ",") + " " + strings.Join(rule.ResourceNames, ",")
+				}
+			}
+		case *rbacv1.ClusterRoleBinding:
+			for _, s := range o.Subjects {
+				if s.Name == sa && o.RoleRef.Name != sa {
+					t.Errorf("the hook's account is bound to %s", o.RoleRef.Name)
+				}
+			}
+		}
+	}
+	if !made {
+		t.Errorf("no ServiceAccount %s for the hook", sa)
+	}
+	want := map[string]string{
+		"cluster /nodes":                 "get,list,patch,delete",
+		"cluster /pods":                  "list,delete",
+		"runlet-system apps/deployments": "get,delete edge-runlet",
+		"runlet-system apps/daemonsets":  "get,delete edge-runlet",
+	}
+	if len(rights) != len(want) {
+		t.Errorf("the hook's rights %v; want %v", rights, want)
+	}
+	for res, v := range want {
+		if rights[res] != v {
+			t.Errorf("the hook's %s: %q, want %q", res, rights[res], v)
 		}
 	}
 }
@@ -614,7 +866,8 @@ var networkArgs = []string{"network-plugin", "cni-conf-dir", "cni-bin-dir", "pod
 // leases with the host kubelet's pods, and changes the host's links and iptables.
 func TestPodNetworkOnTheHost(t *testing.T) {
 	for _, mode := range []string{"host", "perHost"} {
-		spec := render(t, "edge", "mode="+mode).podSpec(t, mode)
+		r := render(t, "edge", "mode="+mode)
+		spec := r.podSpec(t, mode)
 		c := spec.Containers[0]
 		if !spec.HostNetwork || c.SecurityContext == nil || c.SecurityContext.Privileged == nil || !*c.SecurityContext.Privileged {
 			t.Errorf("%s: hostNetwork %v, security context %+v; the pod network needs the host's network, privileged", mode, spec.HostNetwork, c.SecurityContext)
@@ -631,6 +884,9 @@ func TestPodNetworkOnTheHost(t *testing.T) {
 			if v, ok := arg(c.Args, name); ok {
 				t.Errorf("%s: --%s=%s by default; want runlet's default", mode, name, v)
 			}
+		}
+		if cfg := r.kubeletConfig(t); cfg.Has("podCIDR") {
+			t.Errorf("%s: config podCIDR %q by default; want the node's own", mode, cfg.PodCIDR)
 		}
 		mounts := hostMounts(spec, c)
 		dir, file := v1.HostPathDirectoryOrCreate, v1.HostPathFileOrCreate
@@ -664,12 +920,16 @@ func TestPodNetworkOnTheHost(t *testing.T) {
 }
 
 func TestPodNetworkValues(t *testing.T) {
-	spec := render(t, "edge", "network.plugin=kubenet", "network.podCIDR=10.244.7.0/24",
+	r := render(t, "edge", "network.plugin=kubenet", "network.podCIDR=10.244.7.0/24",
 		"network.nonMasqueradeCIDR=10.96.0.0/12", "network.cniBinDir={/opt/cni/bin,/usr/libexec/cni}",
-		"network.hostPaths={/run/flannel}").deployment(t).Spec.Template.Spec
+		"network.hostPaths={/run/flannel}")
+	spec := r.deployment(t).Spec.Template.Spec
 	c := spec.Containers[0]
+	if got := r.kubeletConfig(t).PodCIDR; got != "10.244.7.0/24" {
+		t.Errorf("config podCIDR %q, want 10.244.7.0/24", got)
+	}
 	for name, want := range map[string]string{
-		"network-plugin": "kubenet", "pod-cidr": "10.244.7.0/24", "non-masquerade-cidr": "10.96.0.0/12",
+		"network-plugin": "kubenet", "non-masquerade-cidr": "10.96.0.0/12",
 		"cni-bin-dir": "/opt/cni/bin,/usr/libexec/cni,/usr/lib/cni",
 	} {
 		if got, _ := arg(c.Args, name); got != want {
@@ -710,10 +970,13 @@ func TestPodNetworkValues(t *testing.T) {
 // With a remote podman runlet does no CNI: pods keep that podman's network, and the chart neither
 // passes the network's flags nor mounts anything of the host, whatever network.* says.
 func TestRemoteModeHasNoPodNetwork(t *testing.T) {
-	spec := render(t, "far", "mode=remote", "podman.url=tcp://podman-host:8888", "network.plugin=kubenet",
-		"network.podCIDR=10.244.7.0/24", "network.nonMasqueradeCIDR=10.96.0.0/12", "network.hostPaths={/run/flannel}").
-		deployment(t).Spec.Template.Spec
+	r := render(t, "far", "mode=remote", "podman.url=tcp://podman-host:8888", "network.plugin=kubenet",
+		"network.podCIDR=10.244.7.0/24", "network.nonMasqueradeCIDR=10.96.0.0/12", "network.hostPaths={/run/flannel}")
+	spec := r.deployment(t).Spec.Template.Spec
 	c := spec.Containers[0]
+	if cfg := r.kubeletConfig(t); cfg.Has("podCIDR") {
+		t.Errorf("remote mode: config podCIDR %q", cfg.PodCIDR)
+	}
 	for _, name := range networkArgs {
 		if v, ok := arg(c.Args, name); ok {
 			t.Errorf("remote mode: --%s=%s", name, v)

@@ -144,3 +144,80 @@ runlet.hostPort joins an IP (empty: every address) and a port as --metrics-addr 
 {{- $ip := index . 0 -}}{{- $port := index . 1 -}}
 {{- if contains ":" $ip }}[{{ $ip }}]:{{ $port }}{{ else }}{{ $ip }}:{{ $port }}{{ end -}}
 {{- end -}}
+
+{{/* The uninstall hook's account: never runlet's, whose token may only create node-client CSRs. */}}
+{{- define "runlet.uninstallServiceAccountName" -}}
+{{- default (printf "%s-uninstall" (include "runlet.fullname" .) | trunc 63 | trimSuffix "-") .Values.uninstall.serviceAccountName -}}
+{{- end -}}
+
+{{/*
+Where runlet's container finds the ConfigMap's files: its KubeletConfiguration (--config) and the
+bootstrap kubeconfig (--bootstrap-kubeconfig).
+*/}}
+{{- define "runlet.configDir" -}}/etc/runlet/config{{- end -}}
+
+{{/*
+The KubeletConfiguration runlet reads with --config: every value of the chart that has a field, then
+the fields of .Values.kubeletConfig. Per-node values (the node's name, IP, root dir) stay flags, and so
+do those with no field (the backend, the network plugin, the node's labels, the metrics address).
+*/}}
+{{- define "runlet.kubeletConfig" -}}
+{{- $c := dict "apiVersion" "kubelet.config.k8s.io/v1beta1" "kind" "KubeletConfiguration" -}}
+{{- $_ := set $c "port" (include "runlet.kubeletPort" . | int) -}}
+{{- $_ = set $c "maxPods" (.Values.maxPods | int) -}}
+{{- $taints := list -}}
+{{- range prepend .Values.nodeTaints "virtual-kubelet.io/provider=runlet:NoSchedule" -}}
+{{- $parts := splitList ":" . -}}
+{{- $kv := regexSplit "=" (first $parts) 2 -}}
+{{- $taint := dict "key" (first $kv) "effect" (last $parts) -}}
+{{- if gt (len $kv) 1 }}{{ $_ = set $taint "value" (last $kv) }}{{ end -}}
+{{- $taints = append $taints $taint -}}
+{{- end -}}
+{{- $_ = set $c "registerWithTaints" $taints -}}
+{{- /* The node's client certificate, from the bootstrap, renewed before it expires. */ -}}
+{{- $_ = set $c "rotateCertificates" true -}}
+{{- if .Values.tls.bootstrap }}{{ $_ = set $c "serverTLSBootstrap" true }}{{ end -}}
+{{- if .Values.tls.secretName -}}
+{{- $_ = set $c "tlsCertFile" "/etc/runlet/tls/tls.crt" -}}
+{{- $_ = set $c "tlsPrivateKeyFile" "/etc/runlet/tls/tls.key" -}}
+{{- end -}}
+{{- if .Values.clientCA.configMapName -}}
+{{- $_ = set $c "authentication" (dict "x509" (dict "clientCAFile" "/etc/runlet/client-ca/ca.crt")) -}}
+{{- end -}}
+{{- if and (eq (include "runlet.hostMode" .) "true") .Values.network.podCIDR -}}
+{{- $_ = set $c "podCIDR" .Values.network.podCIDR -}}
+{{- end -}}
+{{- $own := dict "port" "kubeletPort" "maxPods" "maxPods" "registerWithTaints" "nodeTaints" "tlsCertFile" "tls.secretName"
+  "tlsPrivateKeyFile" "tls.secretName" "serverTLSBootstrap" "tls.bootstrap" "podCIDR" "network.podCIDR" -}}
+{{- range $field, $value := $own -}}
+{{- if hasKey $.Values.kubeletConfig $field -}}
+{{- fail (printf "kubeletConfig.%s: the chart sets it from %s" $field $value) -}}
+{{- end -}}
+{{- end -}}
+{{- if dig "authentication" "x509" "clientCAFile" "" .Values.kubeletConfig -}}
+{{- fail "kubeletConfig.authentication.x509.clientCAFile: the chart sets it from clientCA.configMapName" -}}
+{{- end -}}
+{{- $c = merge $c (deepCopy .Values.kubeletConfig) -}}
+{{- toYaml $c -}}
+{{- end -}}
+
+{{/*
+runlet.checkNodeLabels refuses nodeLabels that NodeRestriction would refuse the node: under kubernetes.io
+or k8s.io only the kubelet's well-known labels and the kubelet.kubernetes.io and node.kubernetes.io
+namespaces (k8s.io/kubelet's IsKubeletLabel), as runlet's --node-labels check.
+*/}}
+{{- define "runlet.checkNodeLabels" -}}
+{{- $allowed := list "kubernetes.io/hostname" "kubernetes.io/os" "kubernetes.io/arch" "beta.kubernetes.io/os" "beta.kubernetes.io/arch"
+  "topology.kubernetes.io/zone" "topology.kubernetes.io/region" "failure-domain.beta.kubernetes.io/zone"
+  "failure-domain.beta.kubernetes.io/region" "node.kubernetes.io/instance-type" "beta.kubernetes.io/instance-type" -}}
+{{- range $key, $_ := .Values.nodeLabels -}}
+{{- if contains "/" $key -}}
+{{- $ns := first (splitList "/" $key) -}}
+{{- $kube := or (eq $ns "kubernetes.io" "k8s.io") (hasSuffix ".kubernetes.io" $ns) (hasSuffix ".k8s.io" $ns) -}}
+{{- $kubelet := or (has $key $allowed) (eq $ns "kubelet.kubernetes.io" "node.kubernetes.io") (hasSuffix ".kubelet.kubernetes.io" $ns) (hasSuffix ".node.kubernetes.io" $ns) -}}
+{{- if and $kube (not $kubelet) -}}
+{{- fail (printf "nodeLabels: %s: NodeRestriction lets a node set no label under kubernetes.io or k8s.io but the kubelet's (%s, and the kubelet.kubernetes.io and node.kubernetes.io namespaces); label the node with kubectl" $key (join ", " $allowed)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
