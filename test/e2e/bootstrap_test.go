@@ -2,9 +2,15 @@ package e2e
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/pem"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,4 +153,105 @@ func waitCSR(t *testing.T, c *framework.Cluster, node, skip string) *certificate
 func logSays(t *testing.T, r *framework.Runlet, timeout time.Duration, what, text string) {
 	t.Helper()
 	framework.Eventually(t, timeout, what, func() (bool, error) { return strings.Contains(r.Log(), text), nil })
+}
+
+// TestBootstrapReuseAndExpiry: a restart reuses the node's certificate while it is valid, asking for
+// none; an expired one falls back to the bootstrap credential, which asks for a new one, and the
+// node comes back with its pod still running.
+func TestBootstrapReuseAndExpiry(t *testing.T) {
+	t.Parallel()
+	c := framework.Get(t)
+	r := framework.StartRunlet(t, framework.RunletOptions{})
+	ns := framework.Namespace(t)
+	framework.CreatePod(t, framework.PodFor(r.NodeName, ns, "p", framework.Sleeper("c")))
+	framework.WaitForPodPhase(t, ns, "p", v1.PodRunning, time.Minute)
+	pemPath := filepath.Join(r.RootDir, "pki", "kubelet-client-current.pem")
+	first := clientCert(t, pemPath)
+	if first.Subject.CommonName != "system:node:"+r.NodeName || len(first.Subject.Organization) != 1 || first.Subject.Organization[0] != "system:nodes" {
+		t.Fatalf("client certificate subject %v, want CN system:node:%s O system:nodes", first.Subject, r.NodeName)
+	}
+	r.Restart()
+	if again := clientCert(t, pemPath); !again.Equal(first) {
+		t.Errorf("a restart replaced a valid certificate (serial %v → %v)", first.SerialNumber, again.SerialNumber)
+	}
+	if n := nodeCSRs(t, c, r.NodeName); n != 1 {
+		t.Errorf("%d node-client CSRs for the node after a restart, want the first one alone", n)
+	}
+
+	// What a long outage leaves: the certificate on disk has expired.
+	if _, err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	cert, key := expiredNodeCert(t, r.NodeName)
+	if err := os.WriteFile(pemPath, append(cert, key...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.Start()
+	renewed := clientCert(t, pemPath)
+	if !time.Now().Before(renewed.NotAfter) || renewed.Subject.CommonName != "system:node:"+r.NodeName {
+		t.Errorf("after an expired certificate: %v until %v, want a valid one for the node", renewed.Subject, renewed.NotAfter)
+	}
+	if p := framework.WaitForPodPhase(t, ns, "p", v1.PodRunning, time.Minute); p.Status.ContainerStatuses[0].RestartCount != 0 {
+		t.Errorf("the pod's container restarted %d times", p.Status.ContainerStatuses[0].RestartCount)
+	}
+}
+
+// clientCert parses the first certificate of a PEM file.
+func clientCert(t *testing.T, path string) *x509.Certificate {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for block, rest := pem.Decode(b); block != nil; block, rest = pem.Decode(rest) {
+		if block.Type == "CERTIFICATE" {
+			cert, err := x509.ParseCertificate(block.Bytes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return cert
+		}
+	}
+	t.Fatalf("no certificate in %s", path)
+	return nil
+}
+
+// nodeCSRs counts the node-client CSRs for node.
+func nodeCSRs(t *testing.T, c *framework.Cluster, node string) int {
+	t.Helper()
+	list, err := c.Client.CertificatesV1().CertificateSigningRequests().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, csr := range list.Items {
+		block, _ := pem.Decode(csr.Spec.Request)
+		if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientKubeletSignerName || block == nil {
+			continue
+		}
+		if req, err := x509.ParseCertificateRequest(block.Bytes); err == nil && req.Subject.CommonName == "system:node:"+node {
+			n++
+		}
+	}
+	return n
+}
+
+// expiredNodeCert is a self-signed certificate for the node that expired an hour ago, and its key.
+func expiredNodeCert(t *testing.T, node string) (cert, key []byte) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "system:node:" + node, Organization: []string{"system:nodes"}},
+		NotBefore: time.Now().Add(-2 * time.Hour), NotAfter: time.Now().Add(-time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
 }
