@@ -22,7 +22,9 @@
 #        the test images from podman's storage, as `make run RUNTIME=runc` does),
 #      KEEP=1 leaves the run's state dirs in place (always kept when the run fails).
 # Results: ~/.cache/runlet/conformance-v1.37.2/runs/<stamp>-<port base>/ (e2e/e2e.log, e2e/report.json,
-# summary.txt, runlet.log and runlet-2.log, cp/logs). Exit status: 0 when no spec failed.
+# summary.txt, runlet.log and runlet-2.log, cp/logs, node-denials.txt). summary.txt ends with what the
+# apiserver refused runlet's node identity over the run (target: 0 refused), read from the audit log once
+# the runlets have stopped, also when the run fails. Exit status: 0 when no spec failed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 conf_set
@@ -113,6 +115,22 @@ start_registry() {
   printf 'promoterE2eRegistry: %s/e2e-test-images\n' "$REG_HOST" >"$RUN/repo-list.yaml"
 }
 
+# node_denials: what the apiserver refused runlet's node identity over the run, from the control plane's
+# audit log (test/e2e/framework/audit/nodedenials): its line printed and added to summary.txt, beside the
+# specs' counts, the refusals in node-denials.txt. A refusal that stood is a right runlet used that a
+# kubelet does not have: the target is 0.
+node_denials() {
+  local out line rc=0
+  [ -x "$RUN/nodedenials" ] && [ -f "$CP_DIR/logs/audit.log" ] || return 0
+  out=$("$RUN/nodedenials" "$CP_DIR/logs" 2>&1) || rc=$?
+  printf '%s\n' "$out" >"$RUN/node-denials.txt"
+  line=$(head -1 <<<"$out")
+  [ "$rc" != 2 ] || line="runlet as a node: no reading (${line#nodedenials: })"
+  log "$line (target: 0 refused)"
+  grep '^  refused:' <<<"$out" | head -20 >&2 || true
+  echo "$line (target: 0 refused; node-denials.txt)" >>"$RUN/summary.txt"
+}
+
 RUNLET_PIDS=() WATCH_PIDS=() E2E_PID= RC=1
 teardown() {
   trap '' INT TERM
@@ -130,6 +148,8 @@ teardown() {
     stoppers+=($!)
   done
   wait "${stoppers[@]}" 2>/dev/null || true
+  # the runlets' last requests are in the audit log now; the apiserver is still up
+  node_denials
   # kube-proxy (by its PID file; its iptables rules go with it), then the control plane (which would
   # also stop kube-proxy first)
   CP_DIR=$CP_DIR bash "$HACK_DIR/kube-proxy.sh" down || true
@@ -168,6 +188,9 @@ else
   log "building runlet from $REPO_ROOT"
   ( cd "$REPO_ROOT" && go build -o "$RUN/runlet-bin" ./cmd/runlet && go build -o "$RUN/runlet-pause" ./cmd/runlet-pause )
 fi
+# the reader of the audit log, for the teardown's node_denials
+( cd "$REPO_ROOT" && go build -o "$RUN/nodedenials" ./test/e2e/framework/audit/nodedenials ) ||
+  log "warning: could not build nodedenials: the summary will have no line on runlet's refused requests"
 # the control plane stops itself if this script dies without tearing it down (CP_WATCH_PID); the add-ons
 # come after the nodes (below), not from cp-up.sh
 CP_WATCH_PID=$$ KUBE_PROXY=0 CLUSTER_DNS=0 bash "$HACK_DIR/cp-up.sh" >/dev/null 8>&-

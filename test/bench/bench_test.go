@@ -41,6 +41,7 @@ type config struct {
 	cpuWindow time.Duration // RUNLET_BENCH_CPU_SECONDS: window of the CPU-at-rest figure
 	settle    time.Duration // RUNLET_BENCH_SETTLE_SECONDS: quiet time before RSS/CPU readings
 	runc      bool          // RUNLET_BENCH_RUNC (1): also measure the runc backend; 0 skips it
+	join      int           // RUNLET_BENCH_JOIN: samples of `runlet join` → node Ready; 0 skips them
 }
 
 func loadConfig() config {
@@ -53,6 +54,7 @@ func loadConfig() config {
 		cpuWindow: time.Duration(envInt("RUNLET_BENCH_CPU_SECONDS", 30)) * time.Second,
 		settle:    time.Duration(envInt("RUNLET_BENCH_SETTLE_SECONDS", 10)) * time.Second,
 		runc:      envInt("RUNLET_BENCH_RUNC", 1) == 1,
+		join:      envInt("RUNLET_BENCH_JOIN", 5),
 	}
 }
 
@@ -102,6 +104,8 @@ type results struct {
 	scaleRest                    idle            // with cfg.scale pods
 	probeCPU, probeSvcCPU        float64         // % of one core while cfg.bursts[0] pods are probed every second
 	probeGoroutines              float64         // runlet's goroutines with those probes, beyond its idle count
+	join, joinRegistered         []time.Duration // exec of `runlet join` → Node Ready; → Node created
+	bootstrapReady               []time.Duration // exec of runlet with the bootstrap kubeconfig → Node Ready
 	notes                        []string        // printed after the table
 }
 
@@ -136,16 +140,25 @@ func TestBench(t *testing.T) {
 	run := runID()
 	t.Cleanup(func() { removeRaw(context.Background(), be.Client(), run) })
 
-	// Each phase begins on a settled host; runlet on podman is a subtest,
-	// so that its node, pods and namespace are gone before runc's phase.
-	r.notes = append(r.notes, waitQuiet("raw podman", quietLimit))
-	benchRaw(t, ctx, cfg, be, run, r)
-	benchRawCNI(t, ctx, cfg, be, run, r)
-	r.notes = append(r.notes, waitQuiet("runlet on podman", quietLimit))
-	t.Run("podman", func(t *testing.T) { benchRunlet(t, ctx, cfg, be, r) })
+	// Each phase is a subtest that begins on a settled host, so that one
+	// runs alone with -run TestBench/<phase>, and runlet on podman's node,
+	// pods and namespace are gone before the next phase.
+	phase := func(name, what string, f func(t *testing.T)) {
+		t.Run(name, func(t *testing.T) {
+			r.notes = append(r.notes, waitQuiet(what, quietLimit))
+			f(t)
+		})
+	}
+	phase("raw", "raw podman", func(t *testing.T) {
+		benchRaw(t, ctx, cfg, be, run, r)
+		benchRawCNI(t, ctx, cfg, be, run, r)
+	})
+	phase("podman", "runlet on podman", func(t *testing.T) { benchRunlet(t, ctx, cfg, be, r) })
+	if cfg.join > 0 {
+		phase("join", "runlet join", func(t *testing.T) { benchJoin(t, ctx, cfg, be, r) })
+	}
 	if cfg.runc {
-		r.notes = append(r.notes, waitQuiet("runc (raw, then runlet)", quietLimit))
-		t.Run("runc", func(t *testing.T) { benchRunc(t, ctx, cfg, r) })
+		phase("runc", "runc (raw, then runlet)", func(t *testing.T) { benchRunc(t, ctx, cfg, r) })
 	}
 }
 
