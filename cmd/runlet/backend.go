@@ -3,13 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/instrumented"
 	"github.com/runlet/runlet/internal/runtime/podman"
 	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/internal/runtime/runc"
-	"github.com/runlet/runlet/internal/telemetry"
 	"github.com/sirupsen/logrus"
 )
 
@@ -19,8 +20,21 @@ type backend interface {
 	Close() error
 }
 
-// openBackend opens the backend --runtime names.
+// openBackend opens the backend --runtime names, every call to it measured
+// (runlet_runtime_operations_*, a span per call) whichever it is.
 func openBackend(ctx context.Context, o *options, log *logrus.Entry) (backend, error) {
+	b, err := openRawBackend(ctx, o, log)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		runtime.Runtime
+		io.Closer
+	}{instrumented.New(b), b}, nil
+}
+
+// openRawBackend opens the backend itself.
+func openRawBackend(ctx context.Context, o *options, log *logrus.Entry) (backend, error) {
 	if o.Runtime == runtimeRunc {
 		b, err := runc.Open(ctx, runc.Options{Root: runcRoot(o), Owner: o.NodeName,
 			ImageGCHigh: o.ImageGCHighThreshold, ImageGCLow: o.ImageGCLowThreshold,
@@ -31,7 +45,7 @@ func openBackend(ctx context.Context, o *options, log *logrus.Entry) (backend, e
 		return b, nil
 	}
 	b, err := podman.New(ctx, podman.Options{
-		Socket: o.PodmanSocket, Owner: o.NodeName, Observe: telemetry.ObserveRuntimeOperation,
+		Socket: o.PodmanSocket, Owner: o.NodeName,
 		SSH:  libpod.SSHConfig{IdentityFile: o.PodmanIdentity, KnownHostsFile: o.PodmanKnownHosts},
 		Logf: log.WithField("component", "podman").Infof,
 	})

@@ -1,8 +1,6 @@
 package telemetry
 
 import (
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 )
@@ -35,14 +33,21 @@ var (
 		Name: "runlet_running_pods",
 		Help: "Pods with a sandbox in the last relist.",
 	})
+	// The runtime operations are every call to the backend, whichever it
+	// is (internal/runtime/instrumented), as the kubelet's are its CRI calls.
+	RuntimeOperations = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "runlet_runtime_operations_total",
+		Help: "Calls to the backend, by operation.",
+	}, []string{"operation"})
 	RuntimeOperationDuration = promauto.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "runlet_runtime_operations_duration_seconds",
-		Help:    "Duration of requests to the backend until it answered, by operation.",
+		Name: "runlet_runtime_operations_duration_seconds",
+		Help: "Duration of calls to the backend until it answered, by operation; " +
+			"streams are timed until set up (exec until its command runs), or not at all when the client decides their length.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
 	}, []string{"operation"})
 	RuntimeOperationErrors = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "runlet_runtime_operations_errors_total",
-		Help: "Requests to the backend that failed, by operation.",
+		Help: "Calls to the backend that failed, by operation.",
 	}, []string{"operation"})
 )
 
@@ -58,11 +63,3 @@ var (
 		Help: "Syncs that created (or tried to create) the sandbox of a pod with hostUsers: false and failed.",
 	})
 )
-
-// ObserveRuntimeOperation records one request to the backend.
-func ObserveRuntimeOperation(op string, took time.Duration, err error) {
-	RuntimeOperationDuration.WithLabelValues(op).Observe(took.Seconds())
-	if err != nil {
-		RuntimeOperationErrors.WithLabelValues(op).Inc()
-	}
-}

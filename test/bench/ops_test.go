@@ -8,7 +8,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// opStats is runlet's podman requests by operation: count and total time.
+// opStats is runlet's calls to its backend by operation: count and total time.
 type opStats map[string]struct {
 	n   uint64
 	sum float64
@@ -43,7 +43,7 @@ func label(m *dto.Metric, name string) string {
 	return ""
 }
 
-// opsReport prints the podman requests made between two scrapes, busiest
+// opsReport prints the backend calls made between two scrapes, busiest
 // first: where a phase's time went on the backend's side.
 func opsReport(title string, before, after opStats, per int) string {
 	type row struct {
@@ -61,7 +61,7 @@ func opsReport(title string, before, after opStats, per int) string {
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].sum > rows[j].sum })
 	var s strings.Builder
-	fmt.Fprintf(&s, "\n%s: podman requests by runlet (per pod, mean, total)\n", title)
+	fmt.Fprintf(&s, "\n%s: backend calls by runlet (per pod, mean, total)\n", title)
 	for _, r := range rows {
 		fmt.Fprintf(&s, "  %-32s %6.1f/pod %8.1f ms %9.1f ms\n", r.op, r.perItem, r.sum/float64(r.n)*1000, r.sum*1000)
 	}

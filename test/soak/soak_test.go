@@ -170,14 +170,14 @@ func (s *soak) scrape() map[string]*dto.MetricFamily {
 	return families
 }
 
-// podmanRequests counts runlet's requests to podman so far, by operation.
-func (s *soak) podmanRequests() map[string]uint64 {
+// backendCalls counts runlet's calls to its backend so far, by operation.
+func (s *soak) backendCalls() map[string]uint64 {
 	out := map[string]uint64{}
-	if f := s.scrape()["runlet_runtime_operations_duration_seconds"]; f != nil {
+	if f := s.scrape()["runlet_runtime_operations_total"]; f != nil {
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
 				if l.GetName() == "operation" {
-					out[l.GetValue()] += m.GetHistogram().GetSampleCount()
+					out[l.GetValue()] += uint64(m.GetCounter().GetValue())
 				}
 			}
 		}
@@ -192,7 +192,7 @@ func (s *soak) atRest(what string) reading {
 	s.t.Helper()
 	time.Sleep(15 * time.Second)
 	s.collectGarbage()
-	low, reqs := s.read(), s.podmanRequests()
+	low, reqs := s.read(), s.backendCalls()
 	for i := 0; i < 12; i++ {
 		time.Sleep(5 * time.Second)
 		s.collectGarbage()
@@ -200,13 +200,13 @@ func (s *soak) atRest(what string) reading {
 		low = reading{goroutines: min(low.goroutines, r.goroutines), fds: min(low.fds, r.fds), rss: min(low.rss, r.rss), heap: min(low.heap, r.heap)}
 	}
 	var calls []string
-	for op, n := range s.podmanRequests() {
+	for op, n := range s.backendCalls() {
 		if d := n - reqs[op]; d > 0 {
 			calls = append(calls, fmt.Sprintf("%s %d", op, d))
 		}
 	}
 	sort.Strings(calls)
-	s.t.Logf("at rest %s: %s; podman requests in that minute: %v", what, low, calls)
+	s.t.Logf("at rest %s: %s; backend calls in that minute: %v", what, low, calls)
 	return low
 }
 

@@ -42,8 +42,6 @@ type Options struct {
 	// hints. Empty: the --exit-dir of a running container's conmon, else
 	// podman's default.
 	ExitDir string
-	// Observe, if set, is told the duration of every request to podman.
-	Observe libpod.Observer
 	// UserNSDir holds the idmapped mounts of containers in a user namespace
 	// of their pod's, which the pod's root, an unprivileged user on the
 	// host, must reach by path: a directory every user can search. Default
@@ -146,7 +144,7 @@ func (b *Backend) useSocket(ctx context.Context, sock string) error {
 	if err != nil {
 		return err
 	}
-	b.client, b.remote = c.WithObserver(b.opts.Observe), !ep.Local()
+	b.client, b.remote = c, !ep.Local()
 	if err := b.client.WaitReady(ctx, 5*time.Second); err != nil {
 		return err
 	}
@@ -189,7 +187,7 @@ func (b *Backend) startOwnService(ctx context.Context) error {
 		return err
 	}
 	b.svc, b.svcDir, b.ownDir = svc, dir, ownDir
-	b.client = libpod.NewClient(svc.URL()).WithObserver(b.opts.Observe)
+	b.client = libpod.NewClient(svc.URL())
 	if err := b.detect(ctx); err != nil {
 		return err
 	}

@@ -26,18 +26,6 @@ type Client struct {
 	endpoint Endpoint
 	dialer   dialer
 	http     *http.Client
-	observe  Observer
-}
-
-// Observer is told how long each request took until podman answered, by
-// operation (method and path pattern, e.g. "POST containers/{id}/start").
-type Observer func(op string, took time.Duration, err error)
-
-// WithObserver returns a copy of the client that reports its requests.
-func (c *Client) WithObserver(o Observer) *Client {
-	cc := *c
-	cc.observe = o
-	return &cc
 }
 
 // NewClient returns a client for the socket path (a "unix://" prefix is
@@ -160,7 +148,6 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 	if r.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err == nil && resp.StatusCode >= 400 {
 		defer resp.Body.Close()
@@ -168,29 +155,7 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 	} else if err != nil {
 		err = fmt.Errorf("podman %s %s: %w", r.method, r.path, err)
 	}
-	if c.observe != nil {
-		c.observe(operation(r.method, r.path), time.Since(start), err)
-	}
 	return resp, err
-}
-
-// collections are the path roots whose second segment names an object.
-var collections = map[string]bool{"containers": true, "pods": true, "images": true, "exec": true}
-
-// verbs are second segments that are not object names.
-var verbs = map[string]bool{"json": true, "create": true, "pull": true, "prune": true, "stats": true, "load": true}
-
-// operation names a request without its object IDs, for metrics.
-func operation(method, path string) string {
-	seg := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	if len(seg) > 1 && collections[seg[0]] && !verbs[seg[1]] {
-		if seg[0] == "images" && len(seg) > 2 {
-			// An image reference keeps its slashes in the path.
-			seg = []string{seg[0], seg[1], seg[len(seg)-1]}
-		}
-		seg[1] = "{id}"
-	}
-	return method + " " + strings.Join(seg, "/")
 }
 
 func decodeAPIError(resp *http.Response, op string) error {

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/podman/libpod/libpodtest"
@@ -50,35 +48,5 @@ func TestPing(t *testing.T) {
 	})
 	if v, err := c.Ping(context.Background()); err != nil || v != "4.3.1" {
 		t.Errorf("Ping = %q, %v", v, err)
-	}
-}
-
-func TestRequestsAreObservedByOperation(t *testing.T) {
-	f, c := fakeClient(t)
-	f.JSON("GET /containers/abc/json", 404, map[string]any{"message": "no such container", "response": 404})
-	f.JSON("POST /containers/abc/start", 204, nil)
-	type obs struct {
-		op  string
-		err bool
-	}
-	var got []obs
-	c = c.WithObserver(func(op string, took time.Duration, err error) {
-		if took <= 0 {
-			t.Errorf("%s took %v", op, took)
-		}
-		got = append(got, obs{op, err != nil})
-	})
-	_, _ = c.InspectContainer(context.Background(), "abc")
-	_ = c.StartContainer(context.Background(), "abc")
-	want := []obs{{"GET containers/{id}/json", true}, {"POST containers/{id}/start", false}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("observed %+v; want %+v", got, want)
-	}
-	for path, op := range map[string]string{"/containers/json": "GET containers/json", "/pods/create": "GET pods/create",
-		"/exec/e1/start": "GET exec/{id}/start", "/events": "GET events", "/images/localhost%2Fx/json": "GET images/{id}/json",
-		"/images/localhost/runlet/busybox:latest/json": "GET images/{id}/json"} {
-		if got := operation("GET", path); got != op {
-			t.Errorf("operation(%s) = %q; want %q", path, got, op)
-		}
 	}
 }
