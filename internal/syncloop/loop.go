@@ -144,6 +144,12 @@ func (l *Loop) handleUpdate(u podconfig.PodUpdate) {
 				continue
 			}
 			l.pods.remove(p.UID)
+			if l.cfg.Volumes != nil {
+				// As the kubelet's pod manager unregisters a removed pod's
+				// objects at once: the node may no longer read them, and a
+				// watch of one that outlived the pod would be refused.
+				l.cfg.Volumes.ForgetObjects(p.UID)
+			}
 			l.workers.UpdatePod(p, SyncPodKill, removedGrace(u.Source, p))
 		case podconfig.RECONCILE:
 			l.handleReconcile(p)

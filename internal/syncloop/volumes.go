@@ -14,6 +14,9 @@ type PodVolumes interface {
 	// CleanupPodDirs removes pods/<uid> of every pod keep says is gone,
 	// calling release for it first.
 	CleanupPodDirs(keep func(uid string) bool, release func(uid string)) error
+	// ForgetObjects stops following the ConfigMaps and Secrets the pod
+	// uses, once the pod has left the API.
+	ForgetObjects(uid types.UID)
 }
 
 // tearDownVolumes runs once a pod's containers have stopped for good.

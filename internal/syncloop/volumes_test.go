@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/runlet/runlet/internal/runtime"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,11 +15,12 @@ import (
 
 // fakeVolumes records tear-downs and which pod directories would go.
 type fakeVolumes struct {
-	mu       sync.Mutex
-	dirs     []string // pods with a directory
-	torn     []types.UID
-	removed  []string
-	cleanups int
+	mu        sync.Mutex
+	dirs      []string // pods with a directory
+	torn      []types.UID
+	forgotten []types.UID
+	removed   []string
+	cleanups  int
 }
 
 func (f *fakeVolumes) TearDownPod(uid types.UID) error {
@@ -26,6 +28,12 @@ func (f *fakeVolumes) TearDownPod(uid types.UID) error {
 	defer f.mu.Unlock()
 	f.torn = append(f.torn, uid)
 	return nil
+}
+
+func (f *fakeVolumes) ForgetObjects(uid types.UID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forgotten = append(f.forgotten, uid)
 }
 
 func (f *fakeVolumes) CleanupPodDirs(keep func(string) bool, release func(string)) error {
@@ -99,5 +107,27 @@ func TestSyncTerminatedPodTearsDownVolumes(t *testing.T) {
 	}
 	if len(vols.torn) != 2 || vols.torn[0] != "finished" || vols.torn[1] != "deleted" {
 		t.Errorf("torn down %v", vols.torn)
+	}
+}
+
+// TestRemovedPodForgetsItsObjects: a pod that left the API stops having its
+// ConfigMaps and Secrets followed at once, as the kubelet's pod manager
+// unregisters them (the Node authorizer no longer lets the node read them),
+// while its volumes are torn down only once its containers have stopped.
+func TestRemovedPodForgetsItsObjects(t *testing.T) {
+	vols := &fakeVolumes{}
+	e := newLoopEnv(t, envOptions{manual: true, syncer: &fakeSyncer{calls: make(chan call, 100)}, sourcesSeen: func() bool { return true },
+		config: func(c *Config) { c.Volumes = vols }})
+	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "gone", Name: "g", Namespace: "ns"}}
+	e.loop.handleUpdate(podconfig.PodUpdate{Op: podconfig.ADD, Pods: []*v1.Pod{p}, Source: podconfig.APISource})
+	if len(vols.forgotten) != 0 {
+		t.Fatalf("objects forgotten on ADD: %v", vols.forgotten)
+	}
+	e.loop.handleUpdate(podconfig.PodUpdate{Op: podconfig.REMOVE, Pods: []*v1.Pod{p}, Source: podconfig.APISource})
+	if len(vols.forgotten) != 1 || vols.forgotten[0] != "gone" {
+		t.Errorf("forgotten %v, want the removed pod's objects", vols.forgotten)
+	}
+	if len(vols.torn) != 0 {
+		t.Errorf("volumes torn down on REMOVE, before the containers stopped: %v", vols.torn)
 	}
 }

@@ -67,23 +67,33 @@ func (m *Manager) CleanupPodDirs(keep func(uid string) bool, release func(uid st
 // forget drops what the manager holds for the pod: its state, its objects'
 // references and its tokens.
 func (m *Manager) forget(uid types.UID) {
+	m.ForgetObjects(uid)
 	m.mu.Lock()
-	pv := m.pods[uid]
 	delete(m.pods, uid)
 	m.mu.Unlock()
 	if m.cfg.PodCertificates != nil {
 		m.cfg.PodCertificates.Forget(uid)
 	}
-	if pv != nil && pv.pod != nil {
-		if m.cfg.ConfigMaps != nil {
-			m.cfg.ConfigMaps.UnregisterPod(pv.pod)
-		}
-		if m.cfg.Secrets != nil {
-			m.cfg.Secrets.UnregisterPod(pv.pod)
-		}
-	}
 	if m.cfg.Tokens != nil {
 		m.cfg.Tokens.DeleteServiceAccountToken(uid)
+	}
+}
+
+// ForgetObjects drops the pod's references to its ConfigMaps and Secrets,
+// which stops their watches once no other pod uses them; the volumes keep
+// what they hold. Unregistering twice is harmless.
+func (m *Manager) ForgetObjects(uid types.UID) {
+	m.mu.Lock()
+	pv := m.pods[uid]
+	m.mu.Unlock()
+	if pv == nil || pv.pod == nil {
+		return
+	}
+	if m.cfg.ConfigMaps != nil {
+		m.cfg.ConfigMaps.UnregisterPod(pv.pod)
+	}
+	if m.cfg.Secrets != nil {
+		m.cfg.Secrets.UnregisterPod(pv.pod)
 	}
 }
 
