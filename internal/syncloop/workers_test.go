@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/runlet/runlet/internal/podtest"
 	"github.com/runlet/runlet/internal/polltest"
 )
 
@@ -61,7 +62,9 @@ func newWorkers(t *testing.T, s *fakeSyncer) (*podWorkers, *workQueue) {
 }
 
 func wpod(ver string) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "uid", Name: "p", Namespace: "ns", ResourceVersion: ver}}
+	p := podtest.New("p", podtest.Namespace("ns"), podtest.UID("uid"))
+	p.ResourceVersion = ver
+	return p
 }
 
 func expectCalls(t *testing.T, s *fakeSyncer, want ...string) []call {
