@@ -3,10 +3,10 @@ package admission
 import (
 	"testing"
 
+	"github.com/runlet/runlet/internal/podtest"
 	"github.com/runlet/runlet/internal/sysctl"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func rl(kv ...string) v1.ResourceList {
@@ -18,8 +18,8 @@ func rl(kv ...string) v1.ResourceList {
 }
 
 func pod(name string, req v1.ResourceList) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
-		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{Requests: req}}}}}
+	return podtest.New(name, podtest.Namespace("ns"),
+		podtest.Containers(v1.Container{Name: "c", Resources: v1.ResourceRequirements{Requests: req}}))
 }
 
 // TestFit: the kubelet's arithmetic and messages, resource by resource in

@@ -7,13 +7,16 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/runlet/runlet/internal/podtest"
 )
 
 func pod(cpu string) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "uid", Generation: 1}, Spec: v1.PodSpec{Containers: []v1.Container{{
-		Name: "c", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}}}}}}
+	p := podtest.New("", podtest.UID("uid"), podtest.Containers(v1.Container{
+		Name: "c", Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}}}))
+	p.Generation = 1
+	return p
 }
 
 func cpuOf(p *v1.Pod) string {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/podconfig"
+	"github.com/runlet/runlet/internal/podtest"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -15,8 +16,8 @@ import (
 )
 
 func ppod(name, uid string) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(uid)},
-		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "img:1"}}}}
+	return podtest.New(name, podtest.Namespace("ns"), podtest.UID(uid),
+		podtest.Containers(v1.Container{Name: "c", Image: "img:1"}))
 }
 
 // informer is the node's pod informer as a fixed cache.

@@ -22,9 +22,9 @@ package eviction
 import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"github.com/runlet/runlet/internal/podtest"
 )
 
 const (
@@ -218,26 +218,14 @@ func newVolume(name string, volumeSource v1.VolumeSource) v1.Volume {
 
 // newPod uses the name as the uid.  Make names unique for testing.
 func newPod(name string, priority int32, containers []v1.Container, volumes []v1.Volume) *v1.Pod {
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name,
-			UID:  types.UID(name),
-		},
-		Spec: v1.PodSpec{
-			Containers: containers,
-			Volumes:    volumes,
-			Priority:   &priority,
-		},
-	}
+	return podtest.New(name, podtest.UID(name), podtest.Containers(containers...), podtest.Volumes(volumes...),
+		podtest.Priority(priority))
 }
 
 func newPodWithInitContainers(name string, priority int32, resources v1.ResourceRequirements, initContainers []v1.Container, containers []v1.Container, volumes []v1.Volume) *v1.Pod {
-	pod := newPod(name, priority, containers, volumes)
-
-	pod.Spec.InitContainers = initContainers
-	pod.Spec.Resources = &resources
-
-	return pod
+	return podtest.New(name, podtest.UID(name), podtest.InitContainers(initContainers...),
+		podtest.Containers(containers...), podtest.Volumes(volumes...), podtest.Priority(priority),
+		podtest.Resources(resources))
 }
 
 // statsOf is a statsFunc over a table of pod stats.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/logtest"
+	"github.com/runlet/runlet/internal/polltest"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -350,8 +351,8 @@ func TestStartWaitsForCleanup(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	m.Start(ctx, MonitoringInterval)
-	waitFor(t, "the first eviction", func() bool { return len(f.kills()) == 1 })
-	waitFor(t, "the clean-up wait", f.clock.HasWaiters)
+	polltest.Eventually(t, 10*time.Second, "the first eviction", func() bool { return len(f.kills()) == 1 })
+	polltest.Eventually(t, 10*time.Second, "the clean-up wait", f.clock.HasWaiters)
 	for i := 0; i < 5; i++ {
 		f.clock.Step(podCleanupPollFreq)
 		time.Sleep(10 * time.Millisecond)
@@ -360,23 +361,12 @@ func TestStartWaitsForCleanup(t *testing.T) {
 		t.Fatalf("%d kills while the evicted pod was not cleaned up", n)
 	}
 	f.set(func() { f.cleanedUp[filler.UID] = true })
-	waitFor(t, "the next round", func() bool {
+	polltest.Eventually(t, 10*time.Second, "the next round", func() bool {
 		f.clock.Step(podCleanupPollFreq)
 		return len(f.kills()) == 2
 	})
 	if k := f.kills()[1]; k.pod != quiet {
 		t.Errorf("second eviction took %s", k.pod.Name)
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

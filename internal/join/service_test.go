@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/runlet/runlet/internal/polltest"
 )
 
 var serviceArgv = []string{"/usr/local/bin/runlet", "--bootstrap-kubeconfig", "/etc/runlet/bootstrap-kubeconfig",
@@ -83,7 +85,7 @@ func TestInitScriptStartStatusStop(t *testing.T) {
 				t.Fatalf("start: %v: %s", err, out)
 			}
 			t.Cleanup(func() { _, _ = run("stop") })
-			waitFor(t, func() bool { b, _ := os.ReadFile(log); return strings.Contains(string(b), "up") })
+			polltest.Eventually(t, 10*time.Second, "the log to say up", func() bool { b, _ := os.ReadFile(log); return strings.Contains(string(b), "up") })
 			if out, err := run("status"); err != nil || !strings.Contains(out, "is running") {
 				t.Fatalf("status after start: %v: %s", err, out)
 			}
@@ -171,16 +173,6 @@ func containsLine(text, line string) bool {
 		}
 	}
 	return false
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatal("timed out")
 }
 
 // pathWithout is a PATH of the directories of PATH's programs but file, for

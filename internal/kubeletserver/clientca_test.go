@@ -18,9 +18,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/runlet/runlet/internal/polltest"
 )
 
 // testCA is a CA and a client certificate it signed.
@@ -87,7 +88,7 @@ func TestClientCAFromTheCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the first client CA", func() bool { return authenticates(authn, first.client) })
+	polltest.Eventually(t, 30*time.Second, "the first client CA", func() bool { return authenticates(authn, first.client) })
 	if got := <-seen; string(got) != string(first.pem) {
 		t.Errorf("listener got %q, want the first CA", got)
 	}
@@ -99,7 +100,7 @@ func TestClientCAFromTheCluster(t *testing.T) {
 	if _, err := client.CoreV1().ConfigMaps(ClientCANamespace).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the rotated client CA", func() bool { return authenticates(authn, second.client) })
+	polltest.Eventually(t, 30*time.Second, "the rotated client CA", func() bool { return authenticates(authn, second.client) })
 	if authenticates(authn, first.client) {
 		t.Error("the replaced CA still authenticates")
 	}
@@ -143,14 +144,5 @@ func TestClientCAMissingRefusesCertificates(t *testing.T) {
 	}
 	if authenticates(authn, ca.client) {
 		t.Error("a client certificate was accepted with no CA known")
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 30*time.Second, true,
-		func(context.Context) (bool, error) { return cond(), nil })
-	if err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/runlet/runlet/internal/images"
 	"github.com/runlet/runlet/internal/logtest"
 	"github.com/runlet/runlet/internal/poddir"
+	"github.com/runlet/runlet/internal/polltest"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/runtimefake"
 	v1 "k8s.io/api/core/v1"
@@ -120,17 +121,6 @@ func podWithImage(uid, image string) *v1.Pod {
 	return pod
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // Pods waiting for a slow pull hold no start turn: a pod whose image is
 // present starts meanwhile, though more pods pull than there are turns.
 // The pulling pods share one pull, and each gets the kubelet's events.
@@ -151,7 +141,7 @@ func TestSlowPullHoldsNoStartTurn(t *testing.T) {
 	}
 	// Every slow pod is waiting for the pull: more than there are turns.
 	var seen []string
-	eventually(t, "every pod to pull", func() bool {
+	polltest.Eventually(t, 10*time.Second, "every pod to pull", func() bool {
 		seen = append(seen, imageEvents(rec)...)
 		return strings.Count(strings.Join(seen, "\n"), "Normal Pulling") == testParallelStarts+1
 	})
@@ -312,7 +302,7 @@ func TestPullCancelledWithItsPod(t *testing.T) {
 		_, err := m.SyncPod(ctx, pod, &runtime.PodStatus{UID: "p1"})
 		done <- err
 	}()
-	eventually(t, "the pull to start", func() bool { return r.pullCount() == 1 })
+	polltest.Eventually(t, 10*time.Second, "the pull to start", func() bool { return r.pullCount() == 1 })
 	cancel()
 	select {
 	case err := <-done:

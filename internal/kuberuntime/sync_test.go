@@ -11,10 +11,10 @@ import (
 	"github.com/runlet/runlet/internal/logtest"
 	"github.com/runlet/runlet/internal/pleg"
 	"github.com/runlet/runlet/internal/poddir"
+	"github.com/runlet/runlet/internal/podtest"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/runtimefake"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -61,8 +61,7 @@ func (e *env) latest(pod *v1.Pod, name string) *runtime.Container {
 }
 
 func newPod(policy v1.RestartPolicy, names ...string) *v1.Pod {
-	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "uid-1", Name: "p", Namespace: "ns"},
-		Spec: v1.PodSpec{RestartPolicy: policy}}
+	p := podtest.New("p", podtest.Namespace("ns"), podtest.UID("uid-1"), podtest.RestartPolicy(policy))
 	for _, n := range names {
 		p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: n, Image: "img:1"})
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/podconfig"
+	"github.com/runlet/runlet/internal/podtest"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -88,16 +89,12 @@ func (e *env) get(t *testing.T, ns, name string) *v1.Pod {
 }
 
 func staticPod(name, hash string) *v1.Pod {
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name + "-" + nodeName, Namespace: "default", UID: types.UID(hash),
-			Labels: map[string]string{"app": name},
-			Annotations: map[string]string{
-				podconfig.ConfigHashAnnotation: hash, podconfig.ConfigSourceAnnotation: podconfig.FileSource,
-			},
-		},
-		Spec: v1.PodSpec{NodeName: nodeName, Containers: []v1.Container{{Name: "c", Image: "busybox"}}},
-	}
+	return podtest.New(name+"-"+nodeName, podtest.Namespace("default"), podtest.UID(hash),
+		podtest.Labels(map[string]string{"app": name}),
+		podtest.Annotations(map[string]string{
+			podconfig.ConfigHashAnnotation: hash, podconfig.ConfigSourceAnnotation: podconfig.FileSource,
+		}),
+		podtest.NodeName(nodeName), podtest.Containers(v1.Container{Name: "c", Image: "busybox"}))
 }
 
 func mirrorPod(name, hash string) *v1.Pod {

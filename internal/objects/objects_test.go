@@ -9,18 +9,16 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/runlet/runlet/internal/podtest"
+	"github.com/runlet/runlet/internal/polltest"
 )
 
 func podUsing(uid, cm string) *v1.Pod {
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: uid, UID: types.UID(uid)},
-		Spec: v1.PodSpec{Volumes: []v1.Volume{{Name: "v", VolumeSource: v1.VolumeSource{
-			ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: cm}}}}}},
-	}
+	return podtest.New(uid, podtest.Namespace("ns"), podtest.UID(uid), podtest.Volumes(v1.Volume{Name: "v",
+		VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: cm}}}}))
 }
 
 // watchedNames lists the field selectors of the watches the client saw.
@@ -32,14 +30,6 @@ func watchedNames(c *fake.Clientset) []string {
 		}
 	}
 	return out
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true,
-		func(context.Context) (bool, error) { return cond(), nil }); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
-	}
 }
 
 // TestConfigMapsReferenceCounting: only referenced objects are watched, one
@@ -73,7 +63,7 @@ func TestConfigMapsReferenceCounting(t *testing.T) {
 	if _, err := client.CoreV1().ConfigMaps("ns").Update(context.Background(), cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the update", func() bool {
+	polltest.Eventually(t, 10*time.Second, "the update", func() bool {
 		got, err := m.Get("ns", "cfg")
 		return err == nil && got.Data["k"] == "2"
 	})
@@ -106,7 +96,7 @@ func TestConfigMapsMissingAndMoved(t *testing.T) {
 	if _, err := client.CoreV1().ConfigMaps("ns").Create(context.Background(), late, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the created configMap", func() bool { _, err := m.Get("ns", "late"); return err == nil })
+	polltest.Eventually(t, 10*time.Second, "the created configMap", func() bool { _, err := m.Get("ns", "late"); return err == nil })
 
 	moved := podUsing("a", "next")
 	m.RegisterPod(moved)

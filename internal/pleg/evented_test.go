@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/polltest"
 	"github.com/runlet/runlet/internal/runtime/runtimefake"
 )
 
@@ -18,7 +19,7 @@ func TestRelistRarelyWhileEventsFlow(t *testing.T) {
 	f := runtimefake.New()
 	p := New(f, NewCache(), 20*time.Millisecond, quietLog())
 	go p.Run(ctx)
-	waitUntil(t, "event stream up", p.evented.Load)
+	polltest.Eventually(t, 10*time.Second, "event stream up", p.evented.Load)
 	time.Sleep(100 * time.Millisecond) // the relist the stream's start asks for
 	before := f.Calls("List")
 	time.Sleep(300 * time.Millisecond)
@@ -31,21 +32,10 @@ func TestRelistRarelyWhileEventsFlow(t *testing.T) {
 
 	f.Fail("Events", errors.New("service restarting"))
 	f.BreakEvents()
-	waitUntil(t, "event stream down", func() bool { return !p.evented.Load() })
+	polltest.Eventually(t, 10*time.Second, "event stream down", func() bool { return !p.evented.Load() })
 	before = f.Calls("List")
 	time.Sleep(300 * time.Millisecond)
 	if n := f.Calls("List") - before; n < 5 {
 		t.Errorf("%d relists in 300ms without an event stream; want one every 20ms", n)
-	}
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/logtest"
+	"github.com/runlet/runlet/internal/polltest"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -91,14 +92,11 @@ func issue(t *testing.T, client *fake.Clientset, req *certificatesv1.PodCertific
 func awaitCredentials(t *testing.T, m *Manager, pod *v1.Pod, chain []byte) []byte {
 	t.Helper()
 	var key []byte
-	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+	polltest.Eventually(t, 10*time.Second, "the issued chain", func() bool {
 		k, c, err := m.Credentials(pod, "certs", 0, source)
 		key = k
-		return err == nil && bytes.Equal(c, chain), nil
+		return err == nil && bytes.Equal(c, chain)
 	})
-	if err != nil {
-		t.Fatalf("the issued chain never came: %v", err)
-	}
 	return key
 }
 

@@ -8,18 +8,17 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/runlet/runlet/internal/podtest"
 )
 
 var t0 = time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)
 
 func mkPod(uid, name string, mods ...func(*v1.Pod)) *v1.Pod {
-	p := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), Name: name, Namespace: "ns",
-			Labels: map[string]string{"app": name}, Annotations: map[string]string{"a": "1"}},
-		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Image: "img:1"}}},
-	}
+	p := podtest.New(name, podtest.Namespace("ns"), podtest.UID(uid),
+		podtest.Labels(map[string]string{"app": name}), podtest.Annotations(map[string]string{"a": "1"}),
+		podtest.Containers(v1.Container{Name: "c", Image: "img:1"}))
 	for _, m := range mods {
 		m(p)
 	}

@@ -5,22 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/polltest"
 	"github.com/runlet/runlet/internal/prober/results"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 )
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 func sidecarPod() *v1.Pod {
 	always := v1.ContainerRestartPolicyAlways
@@ -48,7 +38,7 @@ func TestManagerWorkersFollowThePod(t *testing.T) {
 	}
 	// The readiness result reaches Updates, tagged with its type.
 	var u Update
-	eventually(t, "a readiness update", func() bool {
+	polltest.Eventually(t, 10*time.Second, "a readiness update", func() bool {
 		select {
 		case u = <-h.m.Updates():
 			return u.Type == Readiness && u.Result == results.Success
@@ -61,19 +51,19 @@ func TestManagerWorkersFollowThePod(t *testing.T) {
 	}
 
 	h.m.StopLivenessAndStartup(pod)
-	eventually(t, "liveness and startup workers to stop", func() bool { return h.m.WorkerCount() == 1 })
+	polltest.Eventually(t, 10*time.Second, "liveness and startup workers to stop", func() bool { return h.m.WorkerCount() == 1 })
 	if _, ok := h.m.worker("uid", "c", Readiness); !ok {
 		t.Fatal("readiness stopped with liveness: a terminating pod must still turn unready")
 	}
 	h.m.RemovePod(pod)
-	eventually(t, "every worker to stop", func() bool { return h.m.WorkerCount() == 0 })
+	polltest.Eventually(t, 10*time.Second, "every worker to stop", func() bool { return h.m.WorkerCount() == 0 })
 	if _, ok := h.m.Readiness.Get(h.ids[0]); ok {
 		t.Fatal("results outlived their worker")
 	}
 
 	h.m.AddPod(pod)
 	h.m.CleanupPods(map[types.UID]bool{"other": true})
-	eventually(t, "workers of a pod no source holds to stop", func() bool { return h.m.WorkerCount() == 0 })
+	polltest.Eventually(t, 10*time.Second, "workers of a pod no source holds to stop", func() bool { return h.m.WorkerCount() == 0 })
 }
 
 func TestManagerStartedAndReady(t *testing.T) {

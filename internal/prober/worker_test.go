@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/podtest"
 	"github.com/runlet/runlet/internal/prober/results"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/runtimefake"
@@ -89,8 +90,8 @@ func (h *harness) execCount() int {
 }
 
 func probePod(c v1.Container) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "uid", Name: "p", Namespace: "ns"},
-		Spec: v1.PodSpec{Containers: []v1.Container{c}, RestartPolicy: v1.RestartPolicyAlways}}
+	return podtest.New("p", podtest.Namespace("ns"), podtest.UID("uid"), podtest.Containers(c),
+		podtest.RestartPolicy(v1.RestartPolicyAlways))
 }
 
 func execSpec(threshold int32) *v1.Probe {

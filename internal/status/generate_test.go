@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/podtest"
 	"github.com/runlet/runlet/internal/runtime"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 var (
@@ -15,8 +15,7 @@ var (
 )
 
 func testPod(policy v1.RestartPolicy, names ...string) *v1.Pod {
-	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "uid", Name: "p", Namespace: "ns"},
-		Spec: v1.PodSpec{RestartPolicy: policy}}
+	p := podtest.New("p", podtest.Namespace("ns"), podtest.UID("uid"), podtest.RestartPolicy(policy))
 	for _, n := range names {
 		p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: n, Image: "img:" + n})
 	}

@@ -7,10 +7,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/runlet/runlet/internal/podtest"
 )
 
 func rpod(uid string) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), Name: uid, Namespace: "ns"}}
+	return podtest.New(uid, podtest.Namespace("ns"), podtest.UID(uid))
 }
 
 func TestReconcileResendsOnlyWhatDiffers(t *testing.T) {

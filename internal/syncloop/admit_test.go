@@ -8,6 +8,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/runlet/runlet/internal/polltest"
 )
 
 // TestAdmitOS: a pod for another OS is refused even with no node to check
@@ -56,7 +58,7 @@ func TestDeletedRejectedPodIsFinalized(t *testing.T) {
 	pod.Spec.OS = &v1.PodOS{Name: other}
 	e.api <- []*v1.Pod{pod}
 	e.file <- nil
-	eventually(t, "rejected", func() bool { p := e.pod("rejected"); return p != nil && p.Status.Phase == v1.PodFailed })
+	polltest.Eventually(t, 10*time.Second, "rejected", func() bool { p := e.pod("rejected"); return p != nil && p.Status.Phase == v1.PodFailed })
 	if e.wasDeleted("rejected") {
 		t.Fatal("a rejected pod went to the API deleter before it was deleted")
 	}
@@ -64,7 +66,7 @@ func TestDeletedRejectedPodIsFinalized(t *testing.T) {
 	now := metav1.Now()
 	deleted.DeletionTimestamp = &now
 	e.api <- []*v1.Pod{deleted}
-	eventually(t, "the deleted rejected pod finalized", func() bool { return e.wasDeleted("rejected") })
+	polltest.Eventually(t, 10*time.Second, "the deleted rejected pod finalized", func() bool { return e.wasDeleted("rejected") })
 	e.mu.Lock()
 	got := e.deleted["rejected"]
 	e.mu.Unlock()
@@ -98,7 +100,7 @@ func TestStoppedPodHoldsNothing(t *testing.T) {
 	if c := <-syncer.calls; c.kind != "Terminating" {
 		t.Fatalf("call %s; want Terminating", c)
 	}
-	eventually(t, "the old pod's containers stopped", func() bool { return l.workers.isTerminated(old.UID) })
+	polltest.Eventually(t, 10*time.Second, "the old pod's containers stopped", func() bool { return l.workers.isTerminated(old.UID) })
 	if r := l.admit(next); !r.Admit {
 		t.Errorf("admit once the old pod's containers stopped = %+v; want admitted", r)
 	}

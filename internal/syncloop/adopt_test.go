@@ -2,9 +2,12 @@ package syncloop
 
 import (
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/runlet/runlet/internal/polltest"
 )
 
 // TestWorkerFinishedPodNeverSyncs: a pod the API already holds as ended
@@ -18,7 +21,7 @@ func TestWorkerFinishedPodNeverSyncs(t *testing.T) {
 	p.Status.Phase = v1.PodFailed
 	w.UpdatePod(p, SyncPodCreate, nil)
 	expectCalls(t, s, "Terminating@1", "Terminated@1")
-	eventually(t, "finished", func() bool { return w.isFinished("uid") })
+	polltest.Eventually(t, 10*time.Second, "finished", func() bool { return w.isFinished("uid") })
 }
 
 // TestWorkerPodReAddedSameUID: a static pod whose manifest goes and comes
@@ -35,7 +38,7 @@ func TestWorkerPodReAddedSameUID(t *testing.T) {
 	expectCalls(t, s, "Sync@1")
 	w.UpdatePod(wpod("2"), SyncPodKill, nil)
 	expectCalls(t, s, "Terminating@2", "Terminated@2")
-	eventually(t, "finished", func() bool { return w.isFinished("uid") })
+	polltest.Eventually(t, 10*time.Second, "finished", func() bool { return w.isFinished("uid") })
 	w.UpdatePod(wpod("3"), SyncPodCreate, nil)
 	expectCalls(t, s, "Sync@3")
 	if uid := <-restarted; uid != "uid" {

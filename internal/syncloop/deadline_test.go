@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/podconfig"
+	"github.com/runlet/runlet/internal/polltest"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,13 +19,13 @@ func TestActiveDeadlineUpdatedOnRunningPod(t *testing.T) {
 	pod := loopPod("dl")
 	e.api <- []*v1.Pod{pod}
 	e.file <- nil
-	eventually(t, "Running", func() bool { p := e.pod("dl"); return p != nil && p.Status.Phase == v1.PodRunning })
+	polltest.Eventually(t, 10*time.Second, "Running", func() bool { p := e.pod("dl"); return p != nil && p.Status.Phase == v1.PodRunning })
 
 	updated := pod.DeepCopy()
 	deadline := int64(1)
 	updated.Spec.ActiveDeadlineSeconds = &deadline
 	e.api <- []*v1.Pod{updated}
-	eventually(t, "DeadlineExceeded and containers stopped", func() bool {
+	polltest.Eventually(t, 10*time.Second, "DeadlineExceeded and containers stopped", func() bool {
 		p := e.pod("dl")
 		return p.Status.Phase == v1.PodFailed && p.Status.Reason == "DeadlineExceeded" && e.running("dl") == 0
 	})
@@ -52,7 +53,7 @@ func TestDeletedPodIsFinalized(t *testing.T) {
 	e.api <- []*v1.Pod{apiPod}
 	e.file <- []*v1.Pod{static}
 	for _, uid := range []types.UID{"api", "static"} {
-		eventually(t, string(uid)+" Running", func() bool { p := e.pod(uid); return p != nil && p.Status.Phase == v1.PodRunning })
+		polltest.Eventually(t, 10*time.Second, string(uid)+" Running", func() bool { p := e.pod(uid); return p != nil && p.Status.Phase == v1.PodRunning })
 	}
 	now := metav1.Now()
 	// Sources send a changed pod as a new object (podconfig.Config.Channel).
@@ -62,7 +63,7 @@ func TestDeletedPodIsFinalized(t *testing.T) {
 	}
 	e.api <- []*v1.Pod{apiPod}
 	e.file <- []*v1.Pod{static}
-	eventually(t, "api pod finalized", func() bool { return e.wasDeleted("api") })
+	polltest.Eventually(t, 10*time.Second, "api pod finalized", func() bool { return e.wasDeleted("api") })
 	e.mu.Lock()
 	got := e.deleted["api"]
 	e.mu.Unlock()
@@ -74,7 +75,7 @@ func TestDeletedPodIsFinalized(t *testing.T) {
 			t.Errorf("container %s of the finalized pod still in the backend", c.ID)
 		}
 	}
-	eventually(t, "static pod's containers removed", func() bool { return e.running("static") == 0 })
+	polltest.Eventually(t, 10*time.Second, "static pod's containers removed", func() bool { return e.running("static") == 0 })
 	time.Sleep(300 * time.Millisecond)
 	if e.wasDeleted("static") {
 		t.Error("a static pod went to the API deleter")

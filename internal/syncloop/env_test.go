@@ -10,12 +10,12 @@ import (
 	"github.com/runlet/runlet/internal/logtest"
 	"github.com/runlet/runlet/internal/pleg"
 	"github.com/runlet/runlet/internal/podconfig"
+	"github.com/runlet/runlet/internal/podtest"
 	"github.com/runlet/runlet/internal/prober"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/runtimefake"
 	"github.com/runlet/runlet/internal/status"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 )
@@ -184,8 +184,6 @@ func (e *loopEnv) running(uid types.UID) int {
 }
 
 func loopPod(uid string) *v1.Pod {
-	grace := int64(1)
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), Name: uid, Namespace: "ns"},
-		Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyAlways, TerminationGracePeriodSeconds: &grace,
-			Containers: []v1.Container{{Name: "c", Image: "img:1"}}}}
+	return podtest.New(uid, podtest.Namespace("ns"), podtest.UID(uid), podtest.RestartPolicy(v1.RestartPolicyAlways),
+		podtest.GracePeriod(1), podtest.Containers(v1.Container{Name: "c", Image: "img:1"}))
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/polltest"
 	"github.com/runlet/runlet/internal/runtime"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,7 +32,7 @@ func TestKillPodKeepsThePodFailed(t *testing.T) {
 		}
 		return v1.PodStatus{}
 	}
-	eventually(t, "Running", func() bool { return last().Phase == v1.PodRunning })
+	polltest.Eventually(t, 10*time.Second, "Running", func() bool { return last().Phase == v1.PodRunning })
 	if a := loop.ActivePods(); len(a) != 1 || a[0].UID != pod.UID {
 		t.Fatalf("active pods %v", a)
 	}
@@ -51,7 +52,7 @@ func TestKillPodKeepsThePodFailed(t *testing.T) {
 	if stops := f.Stops(); len(stops) == 0 || stops[0].Grace != 3*time.Second {
 		t.Errorf("stops %+v; want the 3 s override", stops)
 	}
-	eventually(t, "Failed/Evicted", func() bool { return last().Reason == "Evicted" })
+	polltest.Eventually(t, 10*time.Second, "Failed/Evicted", func() bool { return last().Reason == "Evicted" })
 	if st := last(); st.Phase != v1.PodFailed || st.ContainerStatuses[0].State.Terminated == nil {
 		t.Errorf("final status %s with %+v", st.Phase, st.ContainerStatuses[0].State)
 	}
@@ -60,7 +61,7 @@ func TestKillPodKeepsThePodFailed(t *testing.T) {
 			t.Errorf("Failed was reported while the container ran: %+v", st)
 		}
 	}
-	eventually(t, "cleaned up", func() bool { return loop.PodCleanedUp(pod.UID) })
+	polltest.Eventually(t, 10*time.Second, "cleaned up", func() bool { return loop.PodCleanedUp(pod.UID) })
 	if len(loop.ActivePods()) != 0 {
 		t.Error("the killed pod is still active")
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/runlet/runlet/internal/logtest"
 	"github.com/runlet/runlet/internal/podconfig"
+	"github.com/runlet/runlet/internal/polltest"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,7 +35,7 @@ func TestLoopEndToEnd(t *testing.T) {
 	}
 	api <- []*v1.Pod{mk("always", v1.RestartPolicyAlways), mk("never", v1.RestartPolicyNever)}
 	for _, uid := range []types.UID{"always", "never"} {
-		eventually(t, string(uid)+" Running", func() bool {
+		polltest.Eventually(t, 10*time.Second, string(uid)+" Running", func() bool {
 			ph, cs := phase(uid)
 			return ph == v1.PodRunning && cs.Ready
 		})
@@ -50,7 +51,7 @@ func TestLoopEndToEnd(t *testing.T) {
 	if err := f.Exit(neverID, 3); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "never Failed", func() bool { ph, _ := phase("never"); return ph == v1.PodFailed })
+	polltest.Eventually(t, 10*time.Second, "never Failed", func() bool { ph, _ := phase("never"); return ph == v1.PodFailed })
 	if _, cs := phase("never"); cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 3 {
 		t.Errorf("container status = %+v; want terminated with 3", cs.State)
 	}
@@ -59,7 +60,7 @@ func TestLoopEndToEnd(t *testing.T) {
 	// at once (a forced delete), so its running container is stopped with
 	// the 2 s minimum, not the pod's 3 s, then everything is removed.
 	api <- []*v1.Pod{}
-	eventually(t, "backend empty", func() bool { return len(f.Sandboxes())+len(f.Containers()) == 0 })
+	polltest.Eventually(t, 10*time.Second, "backend empty", func() bool { return len(f.Sandboxes())+len(f.Containers()) == 0 })
 	var stopped bool
 	for _, s := range f.Stops() {
 		if s.Grace != 2*time.Second {

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/runlet/runlet/internal/podconfig"
+	"github.com/runlet/runlet/internal/podtest"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -21,8 +21,8 @@ func (f *fakeMirrors) Sync(static, terminating []*v1.Pod, ready bool) {
 }
 
 func podFrom(uid, source string) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), Name: uid, Namespace: "ns",
-		Annotations: map[string]string{podconfig.ConfigSourceAnnotation: source}}}
+	return podtest.New(uid, podtest.Namespace("ns"), podtest.UID(uid),
+		podtest.Annotations(map[string]string{podconfig.ConfigSourceAnnotation: source}))
 }
 
 func uids(pods []*v1.Pod) []types.UID {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/runlet/runlet/internal/polltest"
 	"github.com/runlet/runlet/internal/runtime"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,14 +46,14 @@ func TestLoopProbes(t *testing.T) {
 			return ok && st.Phase == v1.PodRunning && condition(st, v1.PodReady) == want
 		}
 	}
-	eventually(t, "running and unready", cond(v1.ConditionFalse))
+	polltest.Eventually(t, 10*time.Second, "running and unready", cond(v1.ConditionFalse))
 	set("ready", true)
-	eventually(t, "ready", cond(v1.ConditionTrue))
+	polltest.Eventually(t, 10*time.Second, "ready", cond(v1.ConditionTrue))
 	set("ready", false)
-	eventually(t, "unready again", cond(v1.ConditionFalse))
+	polltest.Eventually(t, 10*time.Second, "unready again", cond(v1.ConditionFalse))
 
 	set("live", false)
-	eventually(t, "a restart after the liveness failure", func() bool {
+	polltest.Eventually(t, 10*time.Second, "a restart after the liveness failure", func() bool {
 		st, ok := sm.PodStatus("uid")
 		return ok && len(st.ContainerStatuses) == 1 && st.ContainerStatuses[0].RestartCount >= 1
 	})

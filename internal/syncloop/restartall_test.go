@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/polltest"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/status"
 	v1 "k8s.io/api/core/v1"
@@ -31,7 +32,7 @@ func TestRestartAllContainers(t *testing.T) {
 	e.api <- []*v1.Pod{pod}
 	runInit := func() string {
 		var id string
-		eventually(t, "init running", func() bool {
+		polltest.Eventually(t, 10*time.Second, "init running", func() bool {
 			c := e.newest("ra", "init")
 			id = c.ID
 			return c.State == runtime.ContainerRunning
@@ -39,7 +40,7 @@ func TestRestartAllContainers(t *testing.T) {
 		if err := e.f.Exit(id, 0); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "source and regular running", func() bool {
+		polltest.Eventually(t, 10*time.Second, "source and regular running", func() bool {
 			return e.newest("ra", "source").State == runtime.ContainerRunning && e.newest("ra", "regular").State == runtime.ContainerRunning
 		})
 		return id
@@ -51,7 +52,7 @@ func TestRestartAllContainers(t *testing.T) {
 	if secondInit := runInit(); secondInit == firstInit {
 		t.Fatal("the init container did not run again")
 	}
-	eventually(t, "every container restarted once, with a last state", func() bool {
+	polltest.Eventually(t, 10*time.Second, "every container restarted once, with a last state", func() bool {
 		p := e.pod("ra")
 		if p == nil || len(p.Status.ContainerStatuses) != 2 || len(p.Status.InitContainerStatuses) != 1 {
 			return false

@@ -11,6 +11,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/runlet/runlet/internal/podtest"
+	"github.com/runlet/runlet/internal/polltest"
 )
 
 type call struct {
@@ -59,7 +62,9 @@ func newWorkers(t *testing.T, s *fakeSyncer) (*podWorkers, *workQueue) {
 }
 
 func wpod(ver string) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "uid", Name: "p", Namespace: "ns", ResourceVersion: ver}}
+	p := podtest.New("p", podtest.Namespace("ns"), podtest.UID("uid"))
+	p.ResourceVersion = ver
+	return p
 }
 
 func expectCalls(t *testing.T, s *fakeSyncer, want ...string) []call {
@@ -77,17 +82,6 @@ func expectCalls(t *testing.T, s *fakeSyncer, want ...string) []call {
 		t.Fatalf("calls = %v; want %v", got, want)
 	}
 	return got
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func TestWorkerLatestUpdateWins(t *testing.T) {
@@ -119,7 +113,7 @@ func TestWorkerLifecycleOrder(t *testing.T) {
 	if got[1].grace != nil {
 		t.Errorf("grace = %v; want none for a pod that finished by itself", *got[1].grace)
 	}
-	eventually(t, "finished", func() bool { return w.isFinished("uid") })
+	polltest.Eventually(t, 10*time.Second, "finished", func() bool { return w.isFinished("uid") })
 	// A finished pod ignores syncs; only its deletion brings it back for clean-up.
 	w.UpdatePod(wpod("2"), SyncPodSync, nil)
 	del := wpod("3")
@@ -140,7 +134,7 @@ func TestWorkerKillWithGrace(t *testing.T) {
 	if got[0].grace == nil || *got[0].grace != 3 {
 		t.Errorf("grace = %v; want 3", got[0].grace)
 	}
-	eventually(t, "finished", func() bool { return w.isFinished("uid") })
+	polltest.Eventually(t, 10*time.Second, "finished", func() bool { return w.isFinished("uid") })
 }
 
 func TestWorkerRequeue(t *testing.T) {
@@ -164,7 +158,7 @@ func TestWorkerRequeue(t *testing.T) {
 			w.UpdatePod(wpod("1"), SyncPodCreate, nil)
 			expectCalls(t, s, "Sync@1")
 			var next time.Duration
-			eventually(t, "a requeue", func() bool {
+			polltest.Eventually(t, 10*time.Second, "a requeue", func() bool {
 				d, ok := q.Next()
 				next = d
 				return ok
@@ -185,7 +179,7 @@ func TestWorkerForget(t *testing.T) {
 	live := wpod("1")
 	live.UID = "live"
 	w.UpdatePod(live, SyncPodCreate, nil)
-	eventually(t, "finished", func() bool { return w.isFinished("uid") })
+	polltest.Eventually(t, 10*time.Second, "finished", func() bool { return w.isFinished("uid") })
 	if gone := w.forget(map[types.UID]bool{"uid": true}); len(gone) != 0 {
 		t.Errorf("forget dropped %v, a pod still desired", gone)
 	}

@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/logtest"
+	"github.com/runlet/runlet/internal/podtest"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -31,8 +31,8 @@ func node(name string, ready bool, l map[string]string) *v1.Node {
 }
 
 func pod(ns, name, nodeName string, l, ann map[string]string) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + name), Labels: l, Annotations: ann},
-		Spec: v1.PodSpec{NodeName: nodeName}}
+	return podtest.New(name, podtest.Namespace(ns), podtest.UID("uid-"+name), podtest.Labels(l), podtest.Annotations(ann),
+		podtest.NodeName(nodeName))
 }
 
 // cluster has release "edge": its Deployment and runlet pod in runlet-system

@@ -11,11 +11,11 @@ import (
 
 	"github.com/runlet/runlet/internal/logtest"
 	"github.com/runlet/runlet/internal/poddir"
+	"github.com/runlet/runlet/internal/podtest"
 	"github.com/runlet/runlet/internal/volume/subpath"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	mount "k8s.io/mount-utils"
 )
@@ -123,10 +123,8 @@ func newTestEnv(t *testing.T) *testEnv {
 }
 
 func testPod(vols ...v1.Volume) *v1.Pod {
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid-1", Labels: map[string]string{"app": "x"}},
-		Spec:       v1.PodSpec{Volumes: vols, ServiceAccountName: "default", Containers: []v1.Container{{Name: "c"}}},
-	}
+	return podtest.New("p", podtest.Namespace("ns"), podtest.UID("uid-1"), podtest.Labels(map[string]string{"app": "x"}),
+		podtest.Volumes(vols...), podtest.ServiceAccount("default"), podtest.Containers(v1.Container{Name: "c"}))
 }
 
 // setUp runs SetUpPod and fails the test on any error.

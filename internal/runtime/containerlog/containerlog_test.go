@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/polltest"
 	"github.com/runlet/runlet/internal/runtime"
 )
 
@@ -156,7 +157,7 @@ func TestFollowEndsAfterExit(t *testing.T) {
 	_, _ = f.WriteString("2026-11-30T11:59:59Z stdout F tw") // a write in progress
 	time.Sleep(3 * pollInterval)
 	_, _ = f.WriteString("o\n")
-	waitFor(t, func() bool { return out.String() == "one\ntwo\n" })
+	polltest.Eventually(t, 5*time.Second, "the output one, two", func() bool { return out.String() == "one\ntwo\n" })
 	_, _ = f.WriteString("2026-11-30T12:00:00Z stderr F last\n")
 	alive.Store(false)
 	select {
@@ -185,17 +186,6 @@ func TestFollowStopsWithContext(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 5s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestFollowAcrossRotation: a follower keeps going when the log is rotated
 // (renamed, then reopened by the runtime), and loses neither what reached
 // the old file late nor what the new file holds.
@@ -209,7 +199,7 @@ func TestFollowAcrossRotation(t *testing.T) {
 		done <- Read(context.Background(), p, runtime.LogOptions{Follow: true, TailLines: -1}, &out, &out,
 			func(context.Context) bool { return alive.Load() })
 	}()
-	waitFor(t, func() bool { return out.String() == "one\n" })
+	polltest.Eventually(t, 5*time.Second, "the output one", func() bool { return out.String() == "one\n" })
 	old, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +213,7 @@ func TestFollowAcrossRotation(t *testing.T) {
 	if err := os.WriteFile(p, []byte("2026-11-30T12:00:00Z stdout F three\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return out.String() == "one\ntwo\nthree\n" })
+	polltest.Eventually(t, 5*time.Second, "the output one, two, three", func() bool { return out.String() == "one\ntwo\nthree\n" })
 	alive.Store(false)
 	select {
 	case err := <-done:

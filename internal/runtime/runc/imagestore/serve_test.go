@@ -9,6 +9,8 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/runlet/runlet/internal/polltest"
 )
 
 // TestLoadThroughTheHoldersSocket: while one process holds the store, a
@@ -28,13 +30,7 @@ func TestLoadThroughTheHoldersSocket(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for !Serving(root) {
-		if time.Now().After(deadline) {
-			t.Fatal("the store's socket never answered")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	polltest.Eventually(t, 10*time.Second, "the store's socket to answer", func() bool { return Serving(root) })
 	if fi, err := os.Stat(filepath.Join(root, socketName)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("socket %v, %v; want mode 0600", fi, err)
 	}
