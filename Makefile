@@ -88,8 +88,12 @@ conformance:
 soak: deps cp
 	RUNLET_SOAK=1 $(GO) test -count=1 -timeout 60m -v -run TestSoak ./test/soak
 
-# lint needs helm, built with the control plane (cp)
+# lint needs helm, built with the control plane (cp), and shellcheck (hack/install-deps.sh), run on every
+# bash script of the repo: *.sh and .ci/run (its settings: .shellcheckrc)
 lint: cp
+	@command -v shellcheck >/dev/null || { echo "shellcheck is missing: bash hack/install-deps.sh"; exit 1; }
+	find . -name '*.sh' -not -path './.git/*' -not -path './.run/*' -not -path './hack/cp-modules/*' -print0 | \
+	  xargs -0 shellcheck -x .ci/run
 	@out=$$(find . -name '*.go' -not -path './.git/*' -not -path './.run/*' -not -path './hack/cp-modules/*' | xargs -r gofmt -l); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...

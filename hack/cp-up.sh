@@ -108,6 +108,7 @@ CURL_ADMIN=(curl -fsS --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI
 
 if [ -n "${CP_WATCH_PID:-}" ]; then
   # stops the control plane if the test process dies without tearing it down (timeout panic, SIGKILL)
+  # shellcheck disable=SC2016 # expanded by the inner bash, from its arguments
   setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; CP_DIR="$2" exec bash "$3"' \
     cp-watchdog "$CP_WATCH_PID" "$CP_DIR" "$HACK_DIR/cp-down.sh" </dev/null >/dev/null 2>&1 &
   echo $! >"$PIDS/watchdog.pid"

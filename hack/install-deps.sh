@@ -1,5 +1,6 @@
 #!/bin/bash
-# Install the Debian packages runlet's build, `make run` and the tests need (Debian 12 / Ubuntu, as root).
+# Install the Debian packages runlet's build, `make run`, `make lint` and the tests need (Debian 12 /
+# Ubuntu, as root).
 # Idempotent: asks apt only when something is missing. Go itself is expected at /usr/local/go (1.26+).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -7,7 +8,7 @@ set -euo pipefail
 PKGS=(
   podman runc crun conmon catatonit containernetworking-plugins netavark aardvark-dns
   golang-github-containers-common uidmap slirp4netns fuse-overlayfs iptables
-  busybox-static file openssl curl bc iproute2 procps util-linux ca-certificates git make
+  busybox-static file openssl curl bc iproute2 procps util-linux ca-certificates git make shellcheck
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,6 +1,8 @@
 # Shared settings for the hack/ scripts. Source it: . "$(dirname "$0")/lib.sh"
 # Everything can be overridden from the environment.
+# shellcheck shell=bash
 HACK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck disable=SC2034 # used by the scripts that source this file
 REPO_ROOT=$(cd "$HACK_DIR/.." && pwd)
 
 # Control-plane versions (must match hack/cp-modules/*/go.mod) and the cache they are built into,
@@ -9,6 +11,7 @@ CP_K8S_VERSION=v1.37.2
 RUNLET_CACHE=${RUNLET_CACHE:-$HOME/.cache/runlet}
 CP_CACHE=${CP_CACHE:-$RUNLET_CACHE/cp-$CP_K8S_VERSION}
 CP_BIN_DIR=${CP_BIN_DIR:-$CP_CACHE/bin}
+# shellcheck disable=SC2034 # used by the scripts that source this file
 CP_BINARIES="etcd etcdctl kube-apiserver kube-scheduler kube-controller-manager kube-proxy kubectl helm"
 # CoreDNS for the cluster DNS add-on (hack/coredns-build.sh, hack/cluster-dns.sh): the release that
 # hack/cp-modules/coredns/go.mod pins, and the local image it is imported as
@@ -106,14 +109,15 @@ remove_pod_cgroups() {
 remove_runc_pods() {
   local node=$1 root=$2 state=$2/runc/state id f pid n=0
   [ -d "$root/runc" ] || return 0
-  for id in $(ls "$state" 2>/dev/null); do
-    runc --root "$state" delete --force "$id" >/dev/null 2>&1 && n=$((n + 1))
+  for id in "$state"/*; do
+    [ -e "$id" ] || continue
+    runc --root "$state" delete --force "${id##*/}" >/dev/null 2>&1 && n=$((n + 1))
   done
   for f in "$root"/runc/s/*/sandbox.json; do
     [ -f "$f" ] || continue
     pid=$(sed -n 's/.*"pause":{"pid":\([0-9]*\).*/\1/p' "$f")
     # only a pause process: the PID may have been reused since
-    [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q '^runlet-pause' && kill -KILL "$pid" 2>/dev/null || true
+    if [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q '^runlet-pause'; then kill -KILL "$pid" 2>/dev/null || true; fi
   done
   awk -v p="$root/" 'index($2, p) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m" || true; done
   [ "$n" = 0 ] || log "removed $n runc containers of node $node"

@@ -34,7 +34,7 @@ ARGS=(
   --provider=skeleton                 # no SSH, no cloud: SSH-only specs skip themselves
   --kubectl-path="$CP_BIN_DIR/kubectl"
   --num-nodes="${NUM_NODES:-$SET_NODES}"   # node auto-detection ignores non-blocking taints
-  --non-blocking-taints=virtual-kubelet.io/provider,node-role.kubernetes.io/control-plane
+  "--non-blocking-taints=virtual-kubelet.io/provider,node-role.kubernetes.io/control-plane"
   --allowed-not-ready-nodes=0
   --minStartupPods=0 --system-pods-startup-timeout=2m   # kube-system holds CoreDNS at most
   --node-os-distro=debian --node-os-arch=amd64

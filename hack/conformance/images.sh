@@ -85,8 +85,9 @@ upstream_busybox() {
     -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" -o APT::Sandbox::User=root)
   "${apt[@]}" update >&2
   ( cd "$dir" && "${apt[@]}" source --download-only busybox >&2 )
-  tar -C "$dir" -xjf "$(ls "$dir"/busybox_*.orig.tar.bz2 | head -1)"
-  local src; src=$(ls -d "$dir"/busybox-*/ | head -1)
+  local tars=("$dir"/busybox_*.orig.tar.bz2)
+  tar -C "$dir" -xjf "${tars[0]}"
+  local srcs=("$dir"/busybox-*/) src; src=${srcs[0]}
   # defconfig, static; tc does not build against current kernel headers (no CBQ)
   make -C "$src" -s defconfig >"$dir/defconfig.log" 2>&1
   sed -i 's/^# CONFIG_STATIC is not set/CONFIG_STATIC=y/; s/^CONFIG_TC=y/# CONFIG_TC is not set/' "$src/.config"
@@ -110,7 +111,7 @@ import_root() {
   local old; old=$("${PODMAN[@]}" image inspect --format '{{.Id}}' "$name" 2>/dev/null || true)
   tar --numeric-owner -C "$root" -cf - . | "${PODMAN[@]}" import -q "$@" - "$name" >/dev/null
   # drop the previous build of this name if nothing else references it (never -f: no container removal)
-  [ -n "$old" ] && "${PODMAN[@]}" rmi "$old" >/dev/null 2>&1 || true
+  if [ -n "$old" ]; then "${PODMAN[@]}" rmi "$old" >/dev/null 2>&1 || true; fi
   log "imported $name ($(du -sh "$root" | cut -f1))"
 }
 # add_fake_registry ROOT : ROOT/var/registry/pause/{manifests,blobs} in the layout fakeregistryserver reads
@@ -166,7 +167,8 @@ build_busybox() { # registry.k8s.io/e2e-test-images/busybox:1.37.0-2 == FROM bus
 add_deb_bin() {
   local root=$1 pkg=$2 bin=$3 dest=$4 deb=$CONF_CACHE/images/debs x=$W/$2-deb
   if ! ls "$deb/${pkg}"_*.deb >/dev/null 2>&1; then mkdir -p "$deb"; ( cd "$deb" && apt-get download -qq -o APT::Sandbox::User=root "$pkg" ); fi
-  rm -rf "$x"; mkdir -p "$x"; dpkg-deb -x "$(ls "$deb/${pkg}"_*.deb | head -1)" "$x"
+  local debs=("$deb/${pkg}"_*.deb)
+  rm -rf "$x"; mkdir -p "$x"; dpkg-deb -x "${debs[0]}" "$x"
   add_dyn "$root" "$x$bin" "$dest"
 }
 
@@ -201,10 +203,10 @@ build_agnhost() { # alpine + agnhost; ENTRYPOINT ["/agnhost"] CMD ["pause"]
   import_root "$r" $REG/agnhost:2.66.1 --change "ENV $DEFPATH" \
     --change 'EXPOSE 80' --change 'EXPOSE 8080' --change 'EXPOSE 8081' --change 'EXPOSE 9376' --change 'EXPOSE 5000' --change 'ENTRYPOINT ["/agnhost"]' --change 'CMD ["pause"]'
   # AgnhostPrev (2.55) is used by a few Conformance specs (pod lifecycle image update, statefulset fixtures)
-  local old; old=$("${PODMAN[@]}" image inspect --format '{{.Id}}' $REG/agnhost:2.55 2>/dev/null || true)
-  [ -n "$old" ] && "${PODMAN[@]}" untag $old $REG/agnhost:2.55 || true
-  "${PODMAN[@]}" tag $REG/agnhost:2.66.1 $REG/agnhost:2.55
-  [ -n "$old" ] && "${PODMAN[@]}" rmi "$old" >/dev/null 2>&1 || true
+  local old; old=$("${PODMAN[@]}" image inspect --format '{{.Id}}' "$REG/agnhost:2.55" 2>/dev/null || true)
+  if [ -n "$old" ]; then "${PODMAN[@]}" untag "$old" "$REG/agnhost:2.55" || true; fi
+  "${PODMAN[@]}" tag "$REG/agnhost:2.66.1" "$REG/agnhost:2.55"
+  if [ -n "$old" ]; then "${PODMAN[@]}" rmi "$old" >/dev/null 2>&1 || true; fi
   log "tagged $REG/agnhost:2.55 (same content as 2.66.1)"
 }
 
@@ -234,7 +236,7 @@ build_webimg() { # kitten/nautilus: FROM agnhost; COPY html/X.jpg, data.json; CM
   [ -d "$W/agnhost-root" ] || build_agnhost
   rm -rf "$r"; cp -a "$W/agnhost-root" "$r"
   cp "$KSRC/test/images/$n/html/$n.jpg" "$KSRC/test/images/$n/html/data.json" "$r/"; chmod 644 "$r/$n.jpg" "$r/data.json"
-  import_root "$r" $REG/$n:1.8 --change "ENV $DEFPATH" \
+  import_root "$r" "$REG/$n:1.8" --change "ENV $DEFPATH" \
     --change 'EXPOSE 80' --change 'EXPOSE 8080' --change 'EXPOSE 8081' --change 'EXPOSE 9376' --change 'EXPOSE 5000' --change 'ENTRYPOINT ["/agnhost"]' --change 'CMD ["test-webserver"]'
 }
 
@@ -334,7 +336,7 @@ names() {
   case $1 in
     busybox) echo $REG/busybox:1.37.0-2;; pause) echo registry.k8s.io/pause:3.10.2;;
     agnhost) echo $REG/agnhost:2.66.1 $REG/agnhost:2.55;; nonroot) echo $REG/nonroot:1.5;;
-    nonewprivs) echo $REG/nonewprivs:1.4;; kitten|nautilus) echo $REG/$1:1.8;;
+    nonewprivs) echo $REG/nonewprivs:1.4;; kitten|nautilus) echo "$REG/$1:1.8";;
     ipc-utils) echo $REG/ipc-utils:1.4;; glibc-dns-testing) echo $REG/glibc-dns-testing:2.1.1;;
     nginx) echo $REG/nginx:1.27.0-2 $REG/nginx:1.28.0-2;;
     sample-apiserver) echo $REG/sample-apiserver:1.29.2;; etcd) echo registry.k8s.io/etcd:3.7.0-0;;
@@ -368,12 +370,12 @@ build_missing() {
 }
 
 ALL="busybox pause agnhost nonroot nonewprivs kitten nautilus ipc-utils glibc-dns-testing nginx sample-apiserver etcd"
-want=(${@:-$ALL})
+if [ $# -gt 0 ]; then want=("$@"); else read -ra want <<<"$ALL"; fi
 todo=()
 for i in "${want[@]}"; do
   if [ "${CONF_REBUILD_IMAGES:-0}" = 1 ] || ! present "$i"; then todo+=("$i"); fi
 done
 # a new recipe rebuilds every image, not only the ones asked for
-[ "$(cat "$STAMP" 2>/dev/null)" = "$RECIPE" ] || todo=($ALL)
+[ "$(cat "$STAMP" 2>/dev/null)" = "$RECIPE" ] || read -ra todo <<<"$ALL"
 [ ${#todo[@]} -eq 0 ] || with_lock images build_missing "${todo[@]}"
 log "e2e test images present: $(for i in "${want[@]}"; do names "$i"; done | wc -w)"

@@ -4,9 +4,12 @@
 #   bin/      e2e.test, ginkgo, agnhost
 #   mod/      the wrapper module (a copy of hack/conformance/mod)
 #   images/   rootfs work dirs of the test images
+# shellcheck shell=bash
+# shellcheck source=../lib.sh
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/lib.sh"
 CONF_HACK_DIR=$HACK_DIR/conformance
 CONF_CACHE=${CONF_CACHE:-$RUNLET_CACHE/conformance-$CP_K8S_VERSION}
+# shellcheck disable=SC2034 # used by the scripts that source this file
 CONF_BIN_DIR=$CONF_CACHE/bin
 
 # conf_go ARGS...: go with the control plane's settings for the upstream builds (static, no VCS
@@ -45,19 +48,20 @@ conf_module() {
 # whole-suite TIMEOUT).
 conf_set() {
   SET=${SET:-nodeconformance}
+  # shellcheck disable=SC2034 # SET_* are read by the scripts that source this file
   case $SET in
     nodeconformance)
       SET_LIST=$CONF_HACK_DIR/lists/nodeconformance-default.txt SET_APART=$CONF_HACK_DIR/lists/vacuous.txt
-      SET_NODES=1 SET_LABELS= SET_TIMEOUT=3h
+      SET_NODES=1 SET_LABELS='' SET_TIMEOUT=3h
       SET_SKIP='\[Serial\]|\[Slow\]|\[Disruptive\]|\[Flaky\]|\[Alpha\]|\[Beta\]|\[Feature:[^]]+\]' ;;
     conformance)
       # what CNCF certification runs: every [Conformance] spec, serial ones too (ginkgo runs the specs
       # the framework marks Serial alone, after the parallel ones)
       SET_LIST=$CONF_HACK_DIR/lists/conformance.txt SET_APART=$CONF_HACK_DIR/lists/conformance-api-only.txt
-      SET_NODES=2 SET_LABELS=Conformance SET_TIMEOUT=6h SET_SKIP= ;;
+      SET_NODES=2 SET_LABELS=Conformance SET_TIMEOUT=6h SET_SKIP='' ;;
     pod-api)
       SET_LIST=$CONF_HACK_DIR/lists/pod-api.txt SET_APART=$CONF_HACK_DIR/lists/conformance-api-only.txt
-      SET_NODES=2 SET_LABELS= SET_TIMEOUT=3h SET_SKIP= ;;
+      SET_NODES=2 SET_LABELS='' SET_TIMEOUT=3h SET_SKIP='' ;;
     *) die "SET must be nodeconformance, conformance or pod-api, not '$SET'" ;;
   esac
 }

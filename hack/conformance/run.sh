@@ -56,7 +56,7 @@ claim_ports
 export PORT_BASE SET
 # SET's list unless FOCUS or SPEC_LIST narrows it
 if [ -z "${SPEC_LIST:-}" ] && [ -z "${FOCUS:-}" ]; then SPEC_LIST=$SET_LIST; fi
-[ -z "${SPEC_LIST:-}" ] || { [ -f "$SPEC_LIST" ] || die "SPEC_LIST $SPEC_LIST: no such file"; export SPEC_LIST=$(realpath "$SPEC_LIST"); }
+[ -z "${SPEC_LIST:-}" ] || { [ -f "$SPEC_LIST" ] || die "SPEC_LIST $SPEC_LIST: no such file"; SPEC_LIST=$(realpath "$SPEC_LIST"); export SPEC_LIST; }
 RUN=$CONF_CACHE/runs/$(date +%Y%m%d-%H%M%S)-$PORT_BASE
 export CP_DIR=$RUN/cp
 PKI=$CP_DIR/pki K=("$CP_BIN_DIR/kubectl" --kubeconfig "$CP_DIR/pki/admin.kubeconfig")
@@ -119,6 +119,7 @@ start_registry() {
 # audit log (test/e2e/framework/audit/nodedenials): its line printed and added to summary.txt, beside the
 # specs' counts, the refusals in node-denials.txt. A refusal that stood is a right runlet used that a
 # kubelet does not have: the target is 0.
+# shellcheck disable=SC2317 # called from teardown, which the EXIT trap runs (shellcheck 0.9 misses it)
 node_denials() {
   local out line rc=0
   [ -x "$RUN/nodedenials" ] && [ -f "$CP_DIR/logs/audit.log" ] || return 0
@@ -131,7 +132,8 @@ node_denials() {
   echo "$line (target: 0 refused; node-denials.txt)" >>"$RUN/summary.txt"
 }
 
-RUNLET_PIDS=() WATCH_PIDS=() E2E_PID= RC=1
+RUNLET_PIDS=() WATCH_PIDS=() E2E_PID='' RC=1
+# shellcheck disable=SC2317 # teardown runs from the EXIT trap (shellcheck 0.9 misses it before a final exit)
 teardown() {
   trap '' INT TERM
   local i p stoppers=()
@@ -140,7 +142,7 @@ teardown() {
     log "interrupting the e2e run (pid $E2E_PID)"
     kill -INT "$E2E_PID" 2>/dev/null || true # ginkgo stops its parallel processes itself
     for _ in $(seq 300); do kill -0 "$E2E_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$E2E_PID" 2>/dev/null && kill -KILL -- "-$E2E_PID" 2>/dev/null || true # its own process group
+    if kill -0 "$E2E_PID" 2>/dev/null; then kill -KILL -- "-$E2E_PID" 2>/dev/null || true; fi # its own process group
   fi
   # the runlets together (each may take its grace period)
   for i in "${!NODES[@]}"; do
@@ -228,6 +230,7 @@ for i in "${!NODES[@]}"; do
   RUNLET_PIDS+=($!)
   echo "$!" >"$RUN/runlet${SFX[i]}.pid"
   # runlet stops (SIGTERM) if this script is killed without tearing down
+  # shellcheck disable=SC2016 # expanded by the inner bash, from its arguments
   setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill "$2" 2>/dev/null' \
     runlet-watchdog $$ "$!" </dev/null >/dev/null 2>&1 8>&- &
   WATCH_PIDS+=($!)
