@@ -47,6 +47,7 @@ func New(cfg Config) *Provider { return &Provider{cfg: cfg} }
 func (p *Provider) CreatePod(ctx context.Context, pod *v1.Pod) error {
 	_, span := telemetry.StartPodSpan(ctx, "provider.CreatePod", pod)
 	defer span.End()
+	telemetry.RememberPodTrace(pod.UID, span)
 	p.cfg.Source.Add(pod)
 	return nil
 }
@@ -55,6 +56,7 @@ func (p *Provider) CreatePod(ctx context.Context, pod *v1.Pod) error {
 func (p *Provider) UpdatePod(ctx context.Context, pod *v1.Pod) error {
 	_, span := telemetry.StartPodSpan(ctx, "provider.UpdatePod", pod)
 	defer span.End()
+	telemetry.RememberPodTrace(pod.UID, span)
 	p.cfg.Source.Add(pod)
 	return nil
 }
@@ -63,6 +65,7 @@ func (p *Provider) UpdatePod(ctx context.Context, pod *v1.Pod) error {
 func (p *Provider) DeletePod(ctx context.Context, pod *v1.Pod) error {
 	_, span := telemetry.StartPodSpan(ctx, "provider.DeletePod", pod)
 	defer span.End()
+	telemetry.RememberPodTrace(pod.UID, span)
 	if err := p.cfg.Source.Delete(pod); errors.Is(err, apisource.ErrNotFound) {
 		return errdefs.NotFoundf("pod %s/%s is not known to runlet", pod.Namespace, pod.Name)
 	} else if err != nil {

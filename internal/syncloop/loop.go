@@ -14,6 +14,7 @@ import (
 	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/runlet/runlet/internal/prober"
 	"github.com/runlet/runlet/internal/status"
+	"github.com/runlet/runlet/internal/telemetry"
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -144,6 +145,7 @@ func (l *Loop) handleUpdate(u podconfig.PodUpdate) {
 				continue
 			}
 			l.pods.remove(p.UID)
+			telemetry.ForgetPodTrace(p.UID)
 			if l.cfg.Volumes != nil {
 				// As the kubelet's pod manager unregisters a removed pod's
 				// objects at once: the node may no longer read them, and a

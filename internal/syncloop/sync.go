@@ -16,7 +16,7 @@ import (
 // SyncPod reports the pod's status from the newest backend view, then
 // drives the backend toward the spec.
 func (l *Loop) SyncPod(ctx context.Context, pod *v1.Pod, since time.Time) (bool, time.Duration, error) {
-	ctx, span := telemetry.StartPodSpan(ctx, "syncloop.SyncPod", pod)
+	ctx, span := telemetry.StartPodSpan(telemetry.TakePodTrace(ctx, pod.UID), "syncloop.SyncPod", pod)
 	defer span.End()
 	pod = l.allocated(pod)
 	if l.cfg.Prober != nil {
@@ -58,7 +58,7 @@ func (l *Loop) SyncPod(ctx context.Context, pod *v1.Pod, since time.Time) (bool,
 // SyncTerminatingPod stops every container with the grace period and reports
 // the final status.
 func (l *Loop) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, since time.Time, grace *int64) error {
-	ctx, span := telemetry.StartPodSpan(ctx, "syncloop.SyncTerminatingPod", pod)
+	ctx, span := telemetry.StartPodSpan(telemetry.TakePodTrace(ctx, pod.UID), "syncloop.SyncTerminatingPod", pod)
 	defer span.End()
 	ps := l.cfg.Cache.Get(string(pod.UID))
 	if _, desired := l.pods.get(pod.UID); desired {

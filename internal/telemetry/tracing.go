@@ -5,6 +5,7 @@ package telemetry
 import (
 	"context"
 	"os"
+	"sync"
 
 	vktrace "github.com/virtual-kubelet/virtual-kubelet/trace"
 	vkotel "github.com/virtual-kubelet/virtual-kubelet/trace/opentelemetry"
@@ -18,6 +19,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 	"go.opentelemetry.io/otel/trace"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 const tracerName = "github.com/runlet/runlet"
@@ -56,6 +58,31 @@ func StartPodSpan(ctx context.Context, name string, pod *v1.Pod) (context.Contex
 		attribute.String("k8s.pod.name", pod.Name),
 		attribute.String("k8s.pod.uid", string(pod.UID)))
 }
+
+// podTraces holds, per pod UID, the span of the newest change the API made
+// to the pod (the provider's CreatePod, UpdatePod or DeletePod): the pod
+// config's channels carry pods, not contexts, so the sync that change causes
+// finds its parent here.
+var podTraces sync.Map // types.UID -> trace.SpanContext
+
+// RememberPodTrace keeps span as the parent of the pod's next sync.
+func RememberPodTrace(uid types.UID, span trace.Span) {
+	if sc := span.SpanContext(); sc.IsValid() {
+		podTraces.Store(uid, sc)
+	}
+}
+
+// TakePodTrace returns ctx with the span RememberPodTrace kept for the pod as
+// its parent, once: the periodic syncs after it are traces of their own.
+func TakePodTrace(ctx context.Context, uid types.UID) context.Context {
+	if sc, ok := podTraces.LoadAndDelete(uid); ok {
+		return trace.ContextWithSpanContext(ctx, sc.(trace.SpanContext))
+	}
+	return ctx
+}
+
+// ForgetPodTrace drops what is kept for a pod that is gone.
+func ForgetPodTrace(uid types.UID) { podTraces.Delete(uid) }
 
 // RecordError marks the span failed.
 func RecordError(span trace.Span, err error) {
