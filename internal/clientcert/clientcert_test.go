@@ -4,15 +4,20 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/sirupsen/logrus"
 )
 
 // certPEM makes a self-signed client certificate valid from notBefore to
@@ -149,4 +154,62 @@ func TestLoadKubeconfigInClusterServer(t *testing.T) {
 	if err != nil || cfg.Host != "https://10.96.0.1:443" {
 		t.Errorf("in a pod: host %v, %v", cfg, err)
 	}
+}
+
+// A certificate that is not valid yet by this host's clock says the clock is
+// behind the cluster's: every expiry check here is off by as much.
+func TestCheckClockWarnsOfSkew(t *testing.T) {
+	log, hook := logtestHook()
+	id := &Identity{log: log}
+	now := time.Now()
+	cert, key := certPEM(t, now.Add(5*time.Minute), now.Add(time.Hour))
+	pair, err := tls.X509KeyPair(cert, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id.checkClock(&pair, now)
+	if !hook.said("clock is behind") {
+		t.Errorf("no warning of a clock behind the cluster's: %v", hook.messages())
+	}
+	hook.reset()
+	id.checkClock(&pair, now.Add(10*time.Minute))
+	if hook.said("clock is behind") || !hook.said("node client certificate ready") {
+		t.Errorf("a certificate valid by the clock: %v", hook.messages())
+	}
+}
+
+// recorder keeps what was logged.
+type recorder struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (r *recorder) Levels() []logrus.Level { return logrus.AllLevels }
+func (r *recorder) Fire(e *logrus.Entry) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, e.Message)
+	return nil
+}
+func (r *recorder) messages() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.msgs...)
+}
+func (r *recorder) reset() { r.mu.Lock(); defer r.mu.Unlock(); r.msgs = nil }
+func (r *recorder) said(s string) bool {
+	for _, m := range r.messages() {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func logtestHook() (*logrus.Entry, *recorder) {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	r := &recorder{}
+	l.AddHook(r)
+	return logrus.NewEntry(l), r
 }
