@@ -183,8 +183,8 @@ func runNode(ctx context.Context, o *options, c *kubelet.Kubelet, d coreDeps) er
 		return err
 	}
 	mux.Handle("/configz", configz)
-	streams := streaming.New(streaming.Config{Pods: prov, Static: c.Mirror(), Backend: c, Runtime: d.backend, Stats: c.Stats()})
-	mux.Handle("/", kubeletserver.Routes(streams, prov.GetPods, d.pods.Lister()))
+	streams := streaming.New(streaming.Config{Pods: c, Static: c.Mirror(), Backend: c, Runtime: d.backend, Stats: c.Stats()})
+	mux.Handle("/", kubeletserver.Routes(streams, c.RunningPods, d.pods.Lister()))
 	c.Start(ctx)
 	go func() {
 		if err := n.WaitReady(ctx); err == nil {

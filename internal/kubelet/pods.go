@@ -45,7 +45,7 @@ func (k *Kubelet) GetPodByName(namespace, name string) (*v1.Pod, bool) {
 	if !ok {
 		return nil, false
 	}
-	return k.withStatus(pod), true
+	return k.status.WithStatus(pod), true
 }
 
 // RunningPods are the pods the api source holds, with their newest
@@ -54,17 +54,9 @@ func (k *Kubelet) GetPodByName(namespace, name string) (*v1.Pod, bool) {
 func (k *Kubelet) RunningPods(context.Context) ([]*v1.Pod, error) {
 	pods := k.source.Pods()
 	for _, pod := range pods {
-		k.withStatus(pod)
+		k.status.WithStatus(pod)
 	}
 	return pods, nil
-}
-
-// withStatus puts the status manager's newest status on pod, a copy.
-func (k *Kubelet) withStatus(pod *v1.Pod) *v1.Pod {
-	if st, ok := k.status.GetPod(pod.UID); ok {
-		pod.Status = st.Status
-	}
-	return pod
 }
 
 // RunningContainers lists the containers that run now, from the PLEG's view.
