@@ -9,6 +9,7 @@ import (
 	"github.com/runlet/runlet/internal/syncloop"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -60,6 +61,14 @@ func (r *loopRef) bind(l *syncloop.Loop) { r.loop = l }
 
 // ActivePods are the pods the loop admitted whose containers may still run.
 func (r *loopRef) ActivePods() []*v1.Pod { return r.loop.ActivePods() }
+
+// KillPod stops a pod through its worker (eviction's kills).
+func (r *loopRef) KillPod(ctx context.Context, pod *v1.Pod, o syncloop.KillPodOptions) error {
+	return r.loop.KillPod(ctx, pod, o)
+}
+
+// PodCleanedUp reports a killed pod's resources released.
+func (r *loopRef) PodCleanedUp(uid types.UID) bool { return r.loop.PodCleanedUp(uid) }
 
 // admitNode is the node as admission sees it: the object runlet registered,
 // refreshed from the API when a decision depends on labels it may lack.

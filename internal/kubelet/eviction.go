@@ -22,9 +22,9 @@ func newEvictionManager(ctx context.Context, cfg Config, k *Kubelet, loop *loopR
 		DedicatedImageFs:         func() (bool, error) { return differentDevices(k.nodeFs, k.imageFs) },
 		ActivePods:               loop.ActivePods,
 		KillPod: func(pod *v1.Pod, _ bool, grace *int64, fn func(*v1.PodStatus)) error {
-			return loop.loop.KillPod(ctx, pod, syncloop.KillPodOptions{GracePeriodOverride: grace, StatusFunc: fn})
+			return loop.KillPod(ctx, pod, syncloop.KillPodOptions{GracePeriodOverride: grace, StatusFunc: fn})
 		},
-		PodCleanedUp: func(pod *v1.Pod) bool { return loop.loop.PodCleanedUp(pod.UID) },
+		PodCleanedUp: func(pod *v1.Pod) bool { return loop.PodCleanedUp(pod.UID) },
 		Recorder:     rec,
 		NodeRef:      &v1.ObjectReference{Kind: "Node", Name: cfg.NodeName, UID: types.UID(cfg.NodeName)},
 		Log:          log.WithField("component", "eviction"),
