@@ -80,15 +80,7 @@ func (p *Provider) GetPod(ctx context.Context, namespace, name string) (*v1.Pod,
 	if !ok {
 		return nil, errdefs.NotFoundf("pod %s/%s is not known to runlet", namespace, name)
 	}
-	return p.withStatus(pod), nil
-}
-
-// withStatus puts the status manager's newest status on pod, a copy.
-func (p *Provider) withStatus(pod *v1.Pod) *v1.Pod {
-	if st, ok := p.cfg.Status.GetPod(pod.UID); ok {
-		pod.Status = st.Status
-	}
-	return pod
+	return p.cfg.Status.WithStatus(pod), nil
 }
 
 // GetPodStatus returns the pod's newest status.
@@ -105,7 +97,7 @@ func (p *Provider) GetPodStatus(ctx context.Context, namespace, name string) (*v
 func (p *Provider) GetPods(ctx context.Context) ([]*v1.Pod, error) {
 	pods := p.cfg.Source.Pods()
 	for _, pod := range pods {
-		p.withStatus(pod)
+		p.cfg.Status.WithStatus(pod)
 	}
 	return pods, nil
 }

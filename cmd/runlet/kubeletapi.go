@@ -5,14 +5,10 @@ import (
 	"context"
 	"crypto/tls"
 	"net/http"
-	"os"
 	"sync/atomic"
 	"time"
 
 	"github.com/runlet/runlet/internal/kubeletserver"
-	"github.com/runlet/runlet/internal/poddir"
-	"github.com/runlet/runlet/internal/runtime"
-	"github.com/runlet/runlet/internal/stats"
 	"github.com/sirupsen/logrus"
 	"k8s.io/client-go/kubernetes"
 )
@@ -73,30 +69,4 @@ func clusterCAWatch(ctx context.Context, log *logrus.Entry) func([]byte) {
 		log.WithFields(logrus.Fields{"source": kubeletserver.ClientCASource(""), "certificates": bytes.Count(bundle, []byte("BEGIN CERTIFICATE"))}).
 			Info("client CA read from the cluster")
 	}
-}
-
-// newStats measures runlet's root dir as the node filesystem and podman's
-// storage, when it is on this host, as the image filesystem; the pods'
-// volumes under the root dir, and the containers' logs and writable layers.
-func newStats(o *options, c *core, host runtime.HostInfo, files runtime.Files) *stats.Collector {
-	c.nodeFs, c.imageFs = storagePath(o.RootDir), host.StorageRoot
-	if _, err := os.Stat(c.imageFs); c.imageFs == "" || err != nil {
-		c.imageFs = c.nodeFs
-	}
-	return stats.New(stats.Config{
-		NodeName: o.NodeName, Backend: c.backend, Pods: c.runtimePods,
-		NodeFsPath: c.nodeFs, ImageFsPath: c.imageFs, Dirs: poddir.New(o.RootDir), Files: files,
-	})
-}
-
-// runtimePods is the backend view of every pod, static ones included.
-func (c *core) runtimePods() []*runtime.PodStatus {
-	uids := c.cache.UIDs()
-	out := make([]*runtime.PodStatus, 0, len(uids))
-	for _, uid := range uids {
-		if ps := c.cache.Get(uid); ps != nil {
-			out = append(out, ps)
-		}
-	}
-	return out
 }

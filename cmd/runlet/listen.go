@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/runlet/runlet/internal/health"
+	"github.com/runlet/runlet/internal/kubelet"
 	"github.com/sirupsen/logrus"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes"
@@ -62,10 +63,10 @@ func serveMetrics(ctx context.Context, l net.Listener, checks []healthz.HealthCh
 
 // healthChecks are what /healthz reports: the apiserver connection, the
 // backend, and the PLEG (as the kubelet's healthz does).
-func healthChecks(client kubernetes.Interface, backend health.Pinger, c *core) []healthz.HealthChecker {
+func healthChecks(client kubernetes.Interface, backend health.Pinger, c *kubelet.Kubelet) []healthz.HealthChecker {
 	return []healthz.HealthChecker{
 		health.APIServer(client.Discovery().RESTClient()),
 		health.Backend(backend),
-		health.Func("pleg", plegHealth(c.pleg)),
+		health.Func("pleg", c.PLEGHealth),
 	}
 }

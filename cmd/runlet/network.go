@@ -4,7 +4,6 @@ import (
 	"context"
 	"path/filepath"
 
-	"github.com/runlet/runlet/internal/kuberuntime"
 	"github.com/runlet/runlet/internal/network/cni"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/sirupsen/logrus"
@@ -41,14 +40,6 @@ func newPodNetwork(o *options, host runtime.HostInfo, log *logrus.Entry) (*cni.M
 		m.SetPodCIDRs([]string{o.PodCIDR})
 	}
 	return m, nil
-}
-
-// podNetworkOf is the kuberuntime's view of the network; nil stays nil.
-func podNetworkOf(m *cni.Manager) kuberuntime.PodNetwork {
-	if m == nil {
-		return nil
-	}
-	return m
 }
 
 // networkHealth keeps the node NotReady while pods cannot join the

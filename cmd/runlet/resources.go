@@ -6,6 +6,7 @@ import (
 
 	"github.com/runlet/runlet/internal/admission"
 	"github.com/runlet/runlet/internal/eviction"
+	"github.com/runlet/runlet/internal/kubelet"
 	"github.com/runlet/runlet/internal/kuberuntime"
 	nodeinfo "github.com/runlet/runlet/internal/node"
 	"github.com/runlet/runlet/internal/runtime"
@@ -30,7 +31,7 @@ func newNodeResources(o *options, log *logrus.Entry) (nodeResources, error) {
 		}
 		r.reserved = append(r.reserved, f.list)
 	}
-	capacity, err := nodeinfo.Capacity(nodeinfo.Options{MaxPods: o.MaxPods, StoragePath: storagePath(o.RootDir)})
+	capacity, err := nodeinfo.Capacity(nodeinfo.Options{MaxPods: o.MaxPods, StoragePath: kubelet.StoragePath(o.RootDir)})
 	if err != nil {
 		return r, err
 	}

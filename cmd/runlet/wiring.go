@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"time"
 
 	"github.com/runlet/runlet/internal/clientcert"
 	"github.com/runlet/runlet/internal/kubeclient"
-	nodeinfo "github.com/runlet/runlet/internal/node"
-	"github.com/runlet/runlet/internal/pleg"
 	"github.com/sirupsen/logrus"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -115,15 +112,6 @@ func restConfig(o *options) (*rest.Config, error) {
 	return cfg, nil
 }
 
-func plegHealth(p *pleg.PLEG) nodeinfo.HealthCheck {
-	return func() error {
-		if ok, since := p.Healthy(); !ok {
-			return fmt.Errorf("PLEG is not healthy: pleg was last seen active %s ago", since.Round(time.Second))
-		}
-		return nil
-	}
-}
-
 // resolveNodeIP returns the flag's IP or the host's first non-loopback address.
 func resolveNodeIP(flag string) (string, error) {
 	if flag != "" {
@@ -142,9 +130,4 @@ func resolveNodeIP(flag string) (string, error) {
 		}
 	}
 	return "127.0.0.1", nil
-}
-
-func dirExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
 }

@@ -117,6 +117,15 @@ func podMetaEqual(a, b *v1.Pod) bool {
 	return a.Name == b.Name && a.Namespace == b.Namespace
 }
 
+// WithStatus puts the newest status recorded for pod on it (a copy the
+// caller owns), for readers of pods with their statuses.
+func (m *Manager) WithStatus(pod *v1.Pod) *v1.Pod {
+	if st, ok := m.GetPod(pod.UID); ok {
+		pod.Status = st.Status
+	}
+	return pod
+}
+
 // GetPod returns the last pod recorded with its status.
 func (m *Manager) GetPod(uid types.UID) (*v1.Pod, bool) {
 	m.mu.Lock()

@@ -19,9 +19,9 @@ import (
 	utilexec "k8s.io/utils/exec"
 )
 
-// Pods finds an API pod with its newest status (the provider).
+// Pods finds an API pod with its newest status (the kubelet core).
 type Pods interface {
-	GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error)
+	GetPodByName(namespace, name string) (*v1.Pod, bool)
 }
 
 // StaticPods finds a static pod by its mirror pod's name.
@@ -51,14 +51,16 @@ func New(cfg Config) *Server { return &Server{cfg: cfg} }
 
 // lookupPod finds a pod the kubelet API may address: an API pod, or a
 // static pod by its mirror pod's name (which is what kubectl names).
-func (s *Server) lookupPod(ctx context.Context, namespace, podName string) (*v1.Pod, error) {
-	pod, err := s.cfg.Pods.GetPod(ctx, namespace, podName)
-	if err != nil && s.cfg.Static != nil {
+func (s *Server) lookupPod(_ context.Context, namespace, podName string) (*v1.Pod, error) {
+	if pod, ok := s.cfg.Pods.GetPodByName(namespace, podName); ok {
+		return pod, nil
+	}
+	if s.cfg.Static != nil {
 		if sp, ok := s.cfg.Static.StaticPod(namespace, podName); ok {
-			pod, err = sp, nil
+			return sp, nil
 		}
 	}
-	return pod, err
+	return nil, errdefs.NotFoundf("pod %s/%s is not known to runlet", namespace, podName)
 }
 
 // container finds the newest backend container of a pod's container.

@@ -13,9 +13,7 @@ import (
 
 type noAPIPods struct{}
 
-func (noAPIPods) GetPod(_ context.Context, ns, name string) (*v1.Pod, error) {
-	return nil, errdefs.NotFoundf("pod %s/%s is not known", ns, name)
-}
+func (noAPIPods) GetPodByName(string, string) (*v1.Pod, bool) { return nil, false }
 
 type staticPods map[string]*v1.Pod
 

@@ -1,4 +1,4 @@
-package main
+package kubelet
 
 import (
 	"context"
@@ -14,19 +14,19 @@ import (
 
 // newEvictionManager builds the node's eviction manager: its signals come
 // from the summary collector, its pods from the sync loop, which kills them.
-func newEvictionManager(ctx context.Context, o *options, c *core, rec record.EventRecorder, log *logrus.Entry) *eviction.Manager {
+func newEvictionManager(ctx context.Context, cfg Config, k *Kubelet, loop *loopRef, rec record.EventRecorder, log *logrus.Entry) *eviction.Manager {
 	return eviction.NewManager(eviction.Config{
-		Thresholds:               o.evictionThresholds,
-		PressureTransitionPeriod: o.EvictionPressureTransitionPeriod,
-		Stats:                    c.stats,
-		DedicatedImageFs:         func() (bool, error) { return differentDevices(c.nodeFs, c.imageFs) },
-		ActivePods:               c.loop.ActivePods,
+		Thresholds:               cfg.EvictionThresholds,
+		PressureTransitionPeriod: cfg.EvictionPressureTransitionPeriod,
+		Stats:                    k.stats,
+		DedicatedImageFs:         func() (bool, error) { return differentDevices(k.nodeFs, k.imageFs) },
+		ActivePods:               loop.ActivePods,
 		KillPod: func(pod *v1.Pod, _ bool, grace *int64, fn func(*v1.PodStatus)) error {
-			return c.loop.KillPod(ctx, pod, syncloop.KillPodOptions{GracePeriodOverride: grace, StatusFunc: fn})
+			return loop.KillPod(ctx, pod, syncloop.KillPodOptions{GracePeriodOverride: grace, StatusFunc: fn})
 		},
-		PodCleanedUp: func(pod *v1.Pod) bool { return c.loop.PodCleanedUp(pod.UID) },
+		PodCleanedUp: func(pod *v1.Pod) bool { return loop.PodCleanedUp(pod.UID) },
 		Recorder:     rec,
-		NodeRef:      &v1.ObjectReference{Kind: "Node", Name: o.NodeName, UID: types.UID(o.NodeName)},
+		NodeRef:      &v1.ObjectReference{Kind: "Node", Name: cfg.NodeName, UID: types.UID(cfg.NodeName)},
 		Log:          log.WithField("component", "eviction"),
 	})
 }

@@ -1,4 +1,4 @@
-package main
+package kubelet
 
 import (
 	"net"
@@ -12,7 +12,7 @@ import (
 
 // newDNSConfigurer is the kubelet's pod DNS configurer from the flags, with
 // its check of the host's resolv.conf against the resolver's limits.
-func newDNSConfigurer(o *options, rec record.EventRecorder, nodeIP string, log *logrus.Entry) *dns.Configurer {
+func newDNSConfigurer(o Config, rec record.EventRecorder, nodeIP string, log *logrus.Entry) *dns.Configurer {
 	nodeRef := &v1.ObjectReference{Kind: "Node", Name: o.NodeName, UID: types.UID(o.NodeName)}
 	var nodeIPs []net.IP
 	if ip := net.ParseIP(nodeIP); ip != nil {

@@ -1,4 +1,4 @@
-package main
+package kubelet
 
 import (
 	"context"
@@ -45,14 +45,14 @@ func newPodObjects(ctx context.Context, client kubernetes.Interface) podObjects 
 // newVolumes is the pods' volume manager: its files under --root-dir,
 // tokens from the TokenRequest API, trust anchors from ClusterTrustBundles,
 // pod certificates from PodCertificateRequests.
-func newVolumes(ctx context.Context, o *options, d coreDeps, objs podObjects, rec record.EventRecorder) *volume.Manager {
-	client, log := d.client, d.log
+func newVolumes(ctx context.Context, o Config, d Deps, objs podObjects, rec record.EventRecorder) *volume.Manager {
+	client, log := d.Client, d.Log
 	certs := podcertificate.New(podcertificate.Config{Client: client, NodeName: o.NodeName, Recorder: rec,
 		Log: log.WithField("component", "podcertificate")}, ctx.Done())
 	return volume.NewManager(volume.Config{
 		Dirs: poddir.New(o.RootDir), ConfigMaps: objs.configMaps, Secrets: objs.secrets,
 		Tokens: token.NewManager(client, ctx.Done()), TrustBundles: trustbundle.New(client, ctx.Done()),
 		PodCertificates: certs, Client: client,
-		ResourceFieldRef: envvars.ResourceFieldValue, NodeAllocatable: d.res.allocatable, Log: log.WithField("component", "volume"),
+		ResourceFieldRef: envvars.ResourceFieldValue, NodeAllocatable: o.Allocatable, Log: log.WithField("component", "volume"),
 	})
 }

@@ -1,8 +1,9 @@
-package main
+package kubelet
 
 import (
 	"context"
 
+	"github.com/runlet/runlet/internal/apisource"
 	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/runlet/runlet/internal/vknode"
 	"github.com/sirupsen/logrus"
@@ -12,17 +13,29 @@ import (
 	"k8s.io/client-go/tools/record"
 )
 
+// startSources registers the pod config's sources: the api source first,
+// as podconfig has seen all sources only once it has heard from this one
+// too; then starts the static ones.
+func (k *Kubelet) startSources(ctx context.Context, o Config, d Deps) error {
+	src, err := apisource.New(apisource.Config{Updates: k.config.Channel(podconfig.APISource), Pods: d.Pods})
+	if err != nil {
+		return err
+	}
+	k.source = src
+	return startStaticSources(ctx, o, k.config, d.Events, d.Log)
+}
+
 // startStaticSources registers and starts the file and http sources whose
 // flags are set. Call it after registering the api source: sources-ready
 // then waits for every registered source, as on the kubelet.
-func startStaticSources(ctx context.Context, o *options, cfg *podconfig.Config, events corev1client.EventsGetter, log *logrus.Entry) error {
+func startStaticSources(ctx context.Context, o Config, cfg *podconfig.Config, events corev1client.EventsGetter, log *logrus.Entry) error {
 	if o.ManifestURL == "" && o.PodManifestPath == "" {
 		return nil
 	}
 	rec := newSourceRecorder(ctx, events, o.NodeName)
 	if o.ManifestURL != "" {
 		go podconfig.RunHTTPSource(ctx, podconfig.HTTPSourceConfig{
-			URL: o.ManifestURL, Header: o.manifestHeader, NodeName: o.NodeName, Recorder: rec,
+			URL: o.ManifestURL, Header: o.ManifestHeader, NodeName: o.NodeName, Recorder: rec,
 			Updates: cfg.Channel(podconfig.HTTPSource), Log: log.WithField("source", podconfig.HTTPSource),
 		})
 	}
