@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/runlet/runlet/internal/atomicfile"
 	"github.com/runlet/runlet/internal/kubeclient"
 	"github.com/runlet/runlet/internal/logging"
 	"github.com/sirupsen/logrus"
@@ -231,7 +232,7 @@ func (id *Identity) WriteClusterCA(dir string) (string, error) {
 		return "", fmt.Errorf("the node's kubeconfig names no CA (certificate-authority): give --client-ca-file for the kubelet API")
 	}
 	path := filepath.Join(dir, "ca.crt")
-	if err := writeAtomic(path, id.clusterCA); err != nil {
+	if err := atomicfile.Write(path, id.clusterCA); err != nil {
 		return "", fmt.Errorf("writing the cluster's CA: %w", err)
 	}
 	return path, nil

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/runlet/runlet/internal/atomicfile"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -86,35 +86,10 @@ func writeKubeconfig(bootstrap *rest.Config, path, pemPath string) error {
 	}
 	data, err := clientcmd.Write(cfg)
 	if err == nil {
-		err = writeAtomic(path, data)
+		err = atomicfile.Write(path, data)
 	}
 	if err != nil {
 		return fmt.Errorf("writing kubeconfig %s: %w", path, err)
 	}
 	return nil
-}
-
-// writeAtomic replaces path with data, readable by its owner only, so that
-// a crash leaves the old file or the new one, never half of one.
-func writeAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
