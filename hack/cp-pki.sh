@@ -67,9 +67,12 @@ cert front-proxy-client       front-proxy-client             ""             "$CL
 cert runlet-serving           runlet                         ""             "$SERVING
 subjectAltName=IP:127.0.0.1,DNS:localhost"
 
-# kubeconfig NAME USER -> NAME.kubeconfig with embedded certs
+# kubeconfig NAME USER [CREDENTIAL] -> NAME.kubeconfig; the credential is the user's lines (default: the
+# embedded certificate and key NAME.crt, NAME.key)
 kubeconfig() {
   local name=$1 user=$2
+  local cred=${3:-"client-certificate-data: $(base64 -w0 "$name.crt")
+    client-key-data: $(base64 -w0 "$name.key")"}
   cat >"$name.kubeconfig.tmp" <<EOF
 apiVersion: v1
 kind: Config
@@ -81,8 +84,7 @@ clusters:
 users:
 - name: $user
   user:
-    client-certificate-data: $(base64 -w0 "$name.crt")
-    client-key-data: $(base64 -w0 "$name.key")
+    $cred
 contexts:
 - name: $user@runlet-local
   context: {cluster: runlet-local, user: $user}
@@ -97,24 +99,7 @@ kubeconfig kube-controller-manager system:kube-controller-manager
 kubeconfig kube-proxy system:kube-proxy
 # the token is kubeadm's format, [a-z0-9]{6}.[a-z0-9]{16}; hex digits are a subset
 [ -f bootstrap-token ] || echo "$(openssl rand -hex 3).$(openssl rand -hex 8)" >bootstrap-token
-cat >bootstrap.kubeconfig.tmp <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: runlet-local
-  cluster:
-    server: $SERVER
-    certificate-authority-data: $(base64 -w0 ca.crt)
-users:
-- name: kubelet-bootstrap
-  user:
-    token: $(cat bootstrap-token)
-contexts:
-- name: kubelet-bootstrap@runlet-local
-  context: {cluster: runlet-local, user: kubelet-bootstrap}
-current-context: kubelet-bootstrap@runlet-local
-EOF
-chmod 600 bootstrap.kubeconfig.tmp bootstrap-token
-mv -f bootstrap.kubeconfig.tmp bootstrap.kubeconfig
+chmod 600 bootstrap-token
+kubeconfig bootstrap kubelet-bootstrap "token: $(cat bootstrap-token)"
 rm -f runlet.crt runlet.key runlet.kubeconfig
 chmod 600 ./*.key
