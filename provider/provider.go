@@ -1,8 +1,8 @@
 // Package provider is the virtual-kubelet edge and nothing else: the
-// framework's pod calls become the api source's updates, its reads are
-// answered from the api source and the status manager, and the status
-// manager's changes reach the framework through NotifyPods. The kubelet
-// API's paths are internal/streaming's.
+// framework's pod calls become the api source's updates, and its reads are
+// answered from the api source and the status manager. Statuses do not go
+// through the framework: the status manager writes them (internal/status).
+// The kubelet API's paths are internal/streaming's.
 package provider
 
 import (
@@ -10,10 +10,8 @@ import (
 	"errors"
 
 	"github.com/runlet/runlet/internal/apisource"
-	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/runlet/runlet/internal/status"
 	"github.com/runlet/runlet/internal/telemetry"
-	"github.com/sirupsen/logrus"
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	v1 "k8s.io/api/core/v1"
 )
@@ -23,16 +21,6 @@ type Config struct {
 	// Source is the api pod-config source.
 	Source *apisource.Source
 	Status *status.Manager
-	Log    logrus.FieldLogger
-	// Static, if set, takes static pods' statuses.
-	Static StaticPods
-}
-
-// StaticPods is the mirror pod manager as the provider sees it.
-type StaticPods interface {
-	// UpdateStatus routes a static pod's status to its mirror pod; the
-	// framework cannot write it (the static pod's UID is not the mirror's).
-	UpdateStatus(pod *v1.Pod)
 }
 
 // Provider implements the framework's pod lifecycle and notifier interfaces.
@@ -102,20 +90,8 @@ func (p *Provider) GetPods(ctx context.Context) ([]*v1.Pod, error) {
 	return pods, nil
 }
 
-// NotifyPods starts the delivery of the status manager's changes to the
-// framework's callback, until ctx ends. Static pods' statuses go to their
-// mirror pods instead, and pods the api source no longer holds get none.
-func (p *Provider) NotifyPods(ctx context.Context, cb func(*v1.Pod)) {
-	go p.cfg.Status.Deliver(ctx, func(pod *v1.Pod) {
-		if podconfig.IsStatic(pod) {
-			if p.cfg.Static != nil {
-				p.cfg.Static.UpdateStatus(pod)
-			}
-			return
-		}
-		if p.cfg.Source.Holds(pod.UID) {
-			p.cfg.Log.WithFields(logrus.Fields{"pod": pod.Namespace + "/" + pod.Name, "phase": pod.Status.Phase}).Debug("status to the API")
-			cb(pod)
-		}
-	})
-}
+// NotifyPods never calls back. The framework wants a notifier, or it polls
+// GetPodStatus every 5 s and writes what it gets with a whole-object update;
+// runlet's status manager writes every status itself, as a patch that
+// keeps what others own, to API pods and mirror pods alike.
+func (p *Provider) NotifyPods(context.Context, func(*v1.Pod)) {}

@@ -154,7 +154,7 @@ func nodeObject(o *options, host runtime.HostInfo, nodeIP string, res nodeResour
 
 func runNode(ctx context.Context, o *options, c *kubelet.Kubelet, d coreDeps) error {
 	client, nodeIP, rec, log := d.client, d.nodeIP, d.recorder, d.log
-	prov := provider.New(provider.Config{Source: c.Source(), Status: c.Status(), Log: log.WithField("component", "provider"), Static: c.Mirror()})
+	prov := provider.New(provider.Config{Source: c.Source(), Status: c.Status()})
 	np := nodeinfo.NewProvider(d.backend, d.node, c.PLEGHealth, networkHealth(d.network)).WithPressure(c.Pressure, rec)
 	go watchPodCIDRs(ctx, client, o.NodeName, d.network, o.PodCIDR, np.Refresh)
 	tlsCfg, err := kubeletTLS(ctx, o, client, nodeIP, log)

@@ -110,15 +110,15 @@ type Kubelet struct {
 // New builds the core in dependency order; nothing runs before Start.
 func New(ctx context.Context, cfg Config, d Deps) (*Kubelet, error) {
 	client, rt, host, log := d.Client, d.Backend, d.Host, d.Log
+	// The status manager alone writes pods' statuses to the API: API pods',
+	// static pods' to their mirror pods, and the final status before the
+	// delete of a pod that terminated; it resyncs them with the API.
+	target := status.Target(apiPodOf(d.Pods), mirrorOf(d.Pods))
+	sm := status.NewManager(status.Config{Writer: status.APIWriter{Pods: client.CoreV1(), Current: target},
+		APIPods: target, Log: log.WithField("component", "status")})
 	mirrors := mirror.New(mirror.Config{Client: client, NodeName: cfg.NodeName, Log: log.WithField("component", "mirror"),
-		Pods: d.Pods.Lister(), Synced: d.Pods.Synced})
+		Pods: d.Pods.Lister(), Synced: d.Pods.Synced, Created: func(static *v1.Pod) { sm.Requeue(static.UID) }})
 	rec := mirror.NewRecorder(d.Recorder, mirrors) // static pods' events land on their mirror pods
-	// The status manager alone writes pods' statuses to the API: through
-	// the framework, or itself where the framework does not (the final
-	// delete of a pod that terminated, statuses of terminal pods); it
-	// resyncs them with the API on its own.
-	sm := status.NewManager(status.Config{Writer: status.APIWriter{Pods: client.CoreV1(), Current: apiPodOf(d.Pods)},
-		APIPods: apiPodOf(d.Pods), Log: log.WithField("component", "status")})
 	k := &Kubelet{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: sm, backend: rt, mirror: mirrors,
 		pods: d.Pods, node: newAdmitNode(client, d.Node)}
 	k.pleg = pleg.New(rt, k.cache, cfg.PLEGRelistPeriod, log.WithField("component", "pleg"))

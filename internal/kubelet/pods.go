@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/runlet/runlet/internal/apisource"
+	"github.com/runlet/runlet/internal/mirror"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/status"
 	v1 "k8s.io/api/core/v1"
@@ -36,6 +37,11 @@ func apiPodOf(pods apisource.Informer) status.APIPod {
 		cur, err := pods.Lister().Pods(pod.Namespace).Get(pod.Name)
 		return cur, err == nil && cur.UID == pod.UID
 	}
+}
+
+// mirrorOf finds a static pod's mirror pod in the node's pod informer.
+func mirrorOf(pods apisource.Informer) status.APIPod {
+	return func(static *v1.Pod) (*v1.Pod, bool) { return mirror.Find(pods.Lister(), static) }
 }
 
 // GetPodByName finds a pod the api source holds, with the status manager's

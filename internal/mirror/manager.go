@@ -1,8 +1,10 @@
 // Package mirror keeps a mirror pod in the apiserver for every static pod
 // (file or http source), as the kubelet's mirror client, tryReconcileMirrorPods
 // and the orphan clean-up of HandlePodCleanups do together. All API calls
-// happen on the manager's own goroutine: the sync loop and the status
-// manager only hand it state, so an apiserver outage never stalls them.
+// happen on the manager's own goroutine: the sync loop only hands it state,
+// so an apiserver outage never stalls it. Static pods' statuses go to their
+// mirror pods through the status manager (internal/status), as all
+// statuses do.
 package mirror
 
 import (
@@ -12,8 +14,6 @@ import (
 
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/util/flowcontrol"
@@ -29,9 +29,12 @@ type Config struct {
 	// Synced reports whether Pods has synced; until then nothing is
 	// reconciled, as the kubelet waits for its node. nil: it has.
 	Synced func() bool
+	// Created, if set, is told of each static pod whose mirror pod was
+	// created, so its status is written to the new mirror at once.
+	Created func(static *v1.Pod)
 }
 
-// Manager creates, recreates, deletes and updates the status of mirror pods.
+// Manager creates, recreates and deletes mirror pods.
 type Manager struct {
 	cfg     Config
 	kick    chan struct{}
@@ -41,8 +44,6 @@ type Manager struct {
 	static       map[string]*v1.Pod // by namespace/name: what the sources hold
 	terminating  map[string]*v1.Pod // by namespace/name: removed, still stopping
 	sourcesReady bool
-	statuses     map[types.UID]*v1.Pod // newest status by static pod UID
-	dirty        sets.Set[types.UID]   // statuses not yet written
 }
 
 // New returns a manager; Run does its work.
@@ -53,8 +54,6 @@ func New(cfg Config) *Manager {
 		backoff:     flowcontrol.NewBackOff(2*time.Second, time.Minute),
 		static:      map[string]*v1.Pod{},
 		terminating: map[string]*v1.Pod{},
-		statuses:    map[types.UID]*v1.Pod{},
-		dirty:       sets.New[types.UID](),
 	}
 }
 
@@ -66,17 +65,6 @@ func (m *Manager) Sync(static, terminating []*v1.Pod, sourcesReady bool) {
 	m.static = byFullName(static)
 	m.terminating = byFullName(terminating)
 	m.sourcesReady = sourcesReady
-	m.pruneStatusesLocked(static, terminating)
-	m.mu.Unlock()
-	m.signal()
-}
-
-// UpdateStatus queues a static pod's newest status for its mirror pod; it
-// never blocks (it is called from the status manager's notifier).
-func (m *Manager) UpdateStatus(pod *v1.Pod) {
-	m.mu.Lock()
-	m.statuses[pod.UID] = pod
-	m.dirty.Insert(pod.UID)
 	m.mu.Unlock()
 	m.signal()
 }
@@ -99,6 +87,11 @@ func (m *Manager) MirrorPod(static *v1.Pod) (*v1.Pod, bool) {
 	if l == nil {
 		return nil, false
 	}
+	return Find(l, static)
+}
+
+// Find returns the mirror pod of a static pod that l holds.
+func Find(l corev1listers.PodLister, static *v1.Pod) (*v1.Pod, bool) {
 	mp, err := l.Pods(static.Namespace).Get(static.Name)
 	if err != nil || !IsMirrorOf(mp, static) {
 		return nil, false
@@ -106,7 +99,7 @@ func (m *Manager) MirrorPod(static *v1.Pod) (*v1.Pod, bool) {
 	return mp, true
 }
 
-// Run reconciles whenever state or a status arrives, until ctx ends. The
+// Run reconciles whenever state arrives, until ctx ends. The
 // sync loop's housekeeping calls Sync every 2 s, which is also how a deleted
 // mirror pod is noticed and recreated.
 func (m *Manager) Run(ctx context.Context) {
@@ -117,7 +110,6 @@ func (m *Manager) Run(ctx context.Context) {
 		case <-m.kick:
 		}
 		m.reconcile(ctx)
-		m.flushStatuses(ctx)
 	}
 }
 
@@ -134,24 +126,6 @@ func (m *Manager) podLister() corev1listers.PodLister {
 		return nil
 	}
 	return m.cfg.Pods
-}
-
-// pruneStatusesLocked forgets statuses of static pods that are gone.
-func (m *Manager) pruneStatusesLocked(static, terminating []*v1.Pod) {
-	live := sets.New[types.UID]()
-	for _, ps := range [][]*v1.Pod{static, terminating} {
-		for _, p := range ps {
-			live.Insert(p.UID)
-		}
-	}
-	for uid := range m.statuses {
-		if !live.Has(uid) {
-			delete(m.statuses, uid)
-			m.dirty.Delete(uid)
-			m.backoff.DeleteEntry(statusKey(uid))
-			m.backoff.DeleteEntry(string(uid))
-		}
-	}
 }
 
 func byFullName(pods []*v1.Pod) map[string]*v1.Pod {

@@ -103,7 +103,9 @@ func (m *Manager) syncMirror(ctx context.Context, static, mirror *v1.Pod) {
 		log.Info("created a mirror pod for static pod")
 	}
 	m.backoff.Reset(id)
-	m.markDirty(static)
+	if created && m.cfg.Created != nil {
+		m.cfg.Created(static)
+	}
 }
 
 // deleteOrphans removes mirror pods whose static pod no source holds and
@@ -115,14 +117,5 @@ func (m *Manager) deleteOrphans(ctx context.Context, mirrors map[string]*v1.Pod,
 		}
 		m.cfg.Log.WithField("pod", name).Info("deleting an orphaned mirror pod")
 		m.deleteMirror(ctx, mp.Namespace, mp.Name, mp.UID)
-	}
-}
-
-// markDirty makes a new mirror get the newest known status.
-func (m *Manager) markDirty(static *v1.Pod) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.statuses[static.UID]; ok {
-		m.dirty.Insert(static.UID)
 	}
 }

@@ -12,19 +12,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Notifier receives a pod carrying its new status. It may be slow; the
-// manager calls it from its own goroutine, never from a pod worker.
-type Notifier func(*v1.Pod)
-
-// Manager caches the newest status of every pod and pushes changes upstream.
+// Manager caches the newest status of every pod and is the one writer of
+// pods' statuses to the API, as the kubelet's status manager: API pods',
+// static pods' (to their mirror pods), terminal pods' and the final status
+// before a pod's delete. Pod workers only hand it statuses; its own
+// goroutines do the writes.
 type Manager struct {
 	mu       sync.Mutex
 	statuses map[types.UID]*v1.Pod
-	dirty    map[types.UID]struct{}
-	kick     chan struct{}
 	now      func() time.Time
-	// api writes what the framework does not: statuses of terminal pods,
-	// the final delete of pods that finished terminating.
+	// api is the queue of writes and deletes.
 	api     *apiSync
 	apiPods APIPod
 	log     logrus.FieldLogger
@@ -32,26 +29,24 @@ type Manager struct {
 
 // Config is what a Manager writes to and compares with.
 type Config struct {
-	// Writer, if set, does the manager's own API writes: the statuses of
-	// pods already terminal there and the final delete of pods that
-	// finished terminating.
+	// Writer, if set, does the API writes (APIWriter); without it the
+	// manager only caches statuses.
 	Writer StatusWriter
-	// APIPods, if set, gives the API's version of a pod: every
-	// reconcilePeriod, statuses the API does not show are sent again.
+	// APIPods, if set, gives the API object a pod's status goes to
+	// (Target): every reconcilePeriod, statuses the API does not show are
+	// written again.
 	APIPods APIPod
 	// Log receives the failures of the manager's own writes.
 	Log logrus.FieldLogger
 }
 
-// NewManager returns a manager whose changes wait for Deliver.
+// NewManager returns a manager whose writes wait for Run.
 func NewManager(cfg Config) *Manager {
 	if cfg.Log == nil {
 		cfg.Log = logrus.StandardLogger()
 	}
 	return &Manager{
 		statuses: map[types.UID]*v1.Pod{},
-		dirty:    map[types.UID]struct{}{},
-		kick:     make(chan struct{}, 1),
 		now:      time.Now,
 		api:      newAPISync(cfg.Writer, cfg.Log),
 		apiPods:  cfg.APIPods,
@@ -85,11 +80,7 @@ func (m *Manager) SetPodStatus(pod *v1.Pod, st v1.PodStatus) {
 	p := pod.DeepCopy()
 	p.Status = st
 	m.statuses[pod.UID] = p
-	m.dirty[pod.UID] = struct{}{}
-	m.signalLocked()
-	if old != nil && isTerminal(old.Status.Phase) {
-		m.terminalChanged(pod)
-	}
+	m.api.enqueue(pod.UID, false)
 }
 
 // carryOver keeps the start time and condition transition times stable.
@@ -137,16 +128,26 @@ func (m *Manager) GetPod(uid types.UID) (*v1.Pod, bool) {
 	return p.DeepCopy(), true
 }
 
+// Requeue writes the pod's newest status again, if there is one: its API
+// object was replaced (a mirror pod recreated).
+func (m *Manager) Requeue(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.statuses[uid]; ok {
+		m.api.enqueue(uid, false)
+	}
+}
+
 // Delete forgets a pod.
 func (m *Manager) Delete(uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.statuses, uid)
-	delete(m.dirty, uid)
+	m.api.forget(uid)
 }
 
-// Run does the manager's own API writes and resyncs statuses with the API,
-// until ctx ends.
+// Run does the manager's API writes, and every reconcilePeriod queues again
+// the statuses the API does not show, until ctx ends.
 func (m *Manager) Run(ctx context.Context) {
 	go m.runAPISync(ctx)
 	if m.apiPods == nil {
@@ -161,60 +162,9 @@ func (m *Manager) Run(ctx context.Context) {
 			return
 		case <-t.C:
 			if n := m.Reconcile(m.apiPods); n > 0 {
-				m.log.WithField("pods", n).Info("statuses the API does not show are sent again")
+				m.log.WithField("pods", n).Info("statuses the API does not show are written again")
 			}
 		}
-	}
-}
-
-// Deliver hands every changed status to n until ctx ends, from the caller's
-// goroutine: the one consumer, which starts when it is ready (the
-// framework's NotifyPods). Changes made before it starts wait for it; a pod
-// that changed several times in between is delivered once, as it is now.
-func (m *Manager) Deliver(ctx context.Context, n Notifier) {
-	for {
-		for _, p := range m.drain() {
-			m.keepForeignConditions(p)
-			n(p)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-m.kick:
-		}
-	}
-}
-
-// keepForeignConditions puts the API's current foreign conditions (those
-// others set, such as readiness gates') into a status about to be sent: the
-// write replaces the whole status, and must not wipe what others set since
-// runlet generated it.
-func (m *Manager) keepForeignConditions(pod *v1.Pod) {
-	if m.apiPods == nil {
-		return
-	}
-	if api, ok := m.apiPods(pod); ok {
-		KeepForeignConditions(&pod.Status, api.Status.Conditions)
-	}
-}
-
-func (m *Manager) drain() []*v1.Pod {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	out := make([]*v1.Pod, 0, len(m.dirty))
-	for uid := range m.dirty {
-		if p, ok := m.statuses[uid]; ok {
-			out = append(out, p.DeepCopy())
-		}
-		delete(m.dirty, uid)
-	}
-	return out
-}
-
-func (m *Manager) signalLocked() {
-	select {
-	case m.kick <- struct{}{}:
-	default:
 	}
 }
 

@@ -26,9 +26,27 @@ func findCond(s v1.PodStatus, typ v1.PodConditionType) v1.PodCondition {
 }
 
 func newTestManager(now *time.Time) *Manager {
-	m := NewManager(Config{})
+	m := NewManager(Config{Writer: nopWriter{}})
 	m.now = func() time.Time { return *now }
 	return m
+}
+
+type nopWriter struct{}
+
+func (nopWriter) WriteStatus(context.Context, *v1.Pod) error { return nil }
+func (nopWriter) DeletePod(context.Context, *v1.Pod) error   { return nil }
+
+// drain returns the pods whose writes are queued, as the workers take them,
+// and ends their writes as if they succeeded.
+func (m *Manager) drain() []*v1.Pod {
+	var out []*v1.Pod
+	for uid := range m.api.take() {
+		if p, ok := m.GetPod(uid); ok {
+			out = append(out, p)
+		}
+		m.api.done(uid, false, false)
+	}
+	return out
 }
 
 func TestManagerNotifiesOnlyOnChange(t *testing.T) {
@@ -106,24 +124,29 @@ func TestManagerTerminalIsFinal(t *testing.T) {
 	}
 }
 
-func TestManagerNotifiesFromItsOwnGoroutine(t *testing.T) {
+// blockingWriter hands every write to a channel nobody may be reading.
+type blockingWriter struct{ got chan *v1.Pod }
+
+func (w blockingWriter) WriteStatus(_ context.Context, p *v1.Pod) error { w.got <- p; return nil }
+func (w blockingWriter) DeletePod(_ context.Context, p *v1.Pod) error   { w.got <- p; return nil }
+
+func TestManagerWritesFromItsOwnGoroutines(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m := NewManager(Config{})
+	w := blockingWriter{got: make(chan *v1.Pod)} // unbuffered: a synchronous write would block the caller forever
+	m := NewManager(Config{Writer: w})
 	pod := testPod(v1.RestartPolicyAlways, "c")
-	m.SetPodStatus(pod, st(v1.PodPending, v1.ConditionFalse)) // before any notifier: queued
-	got := make(chan *v1.Pod)                                 // unbuffered: a synchronous call would block the caller forever
-	go m.Deliver(ctx, func(p *v1.Pod) { got <- p })
+	m.SetPodStatus(pod, st(v1.PodPending, v1.ConditionFalse)) // before Run: queued
 	go m.Run(ctx)
 	recv := func(want v1.PodPhase) {
 		t.Helper()
 		select {
-		case p := <-got:
+		case p := <-w.got:
 			if p.Status.Phase != want || p.UID != pod.UID {
-				t.Errorf("notified %s %s; want %s", p.UID, p.Status.Phase, want)
+				t.Errorf("wrote %s %s; want %s", p.UID, p.Status.Phase, want)
 			}
 		case <-time.After(10 * time.Second):
-			t.Fatalf("no notification for %s", want)
+			t.Fatalf("no write of %s", want)
 		}
 	}
 	recv(v1.PodPending)
@@ -135,37 +158,7 @@ func TestManagerNotifiesFromItsOwnGoroutine(t *testing.T) {
 	select {
 	case <-returned:
 	case <-time.After(10 * time.Second):
-		t.Fatal("SetPodStatus waited for the notifier")
+		t.Fatal("SetPodStatus waited for the writer")
 	}
 	recv(v1.PodRunning)
-}
-
-// TestSentStatusKeepsForeignConditions: a status sent upstream carries the
-// conditions others set as the API holds them now, not as runlet saw them.
-func TestSentStatusKeepsForeignConditions(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	gate := v1.PodCondition{Type: "example.com/gate", Status: v1.ConditionTrue}
-	pod := testPod(v1.RestartPolicyAlways, "c")
-	inAPI := pod.DeepCopy()
-	flipped := gate
-	flipped.Status = v1.ConditionFalse
-	inAPI.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse}, flipped}
-	m := NewManager(Config{APIPods: func(p *v1.Pod) (*v1.Pod, bool) { return inAPI, p.UID == inAPI.UID }})
-	sent := make(chan *v1.Pod, 1)
-	go m.Deliver(ctx, func(p *v1.Pod) { sent <- p })
-	go m.Run(ctx)
-	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}, gate}})
-	select {
-	case p := <-sent:
-		var got []string
-		for _, c := range p.Status.Conditions {
-			got = append(got, string(c.Type)+"="+string(c.Status))
-		}
-		if len(got) != 2 || got[0] != "Ready=True" || got[1] != "example.com/gate=False" {
-			t.Fatalf("sent conditions %v; want runlet's Ready and the API's gate", got)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("no status sent")
-	}
 }

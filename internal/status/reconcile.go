@@ -4,46 +4,39 @@ import (
 	"sort"
 	"time"
 
+	"github.com/runlet/runlet/internal/podconfig"
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// reconcilePeriod is how often statuses are compared with the API's. The
-// kubelet's status manager does it every 10 s; runlet does it twice as
-// often, because the framework drops an update after a few retries, so after
-// an apiserver outage this comparison is what brings the statuses back.
-const reconcilePeriod = 5 * time.Second
+// reconcilePeriod is how often statuses are compared with the API's, as the
+// kubelet's status manager does (syncPeriod).
+const reconcilePeriod = 10 * time.Second
 
-// APIPod returns the API's current version of the pod (the same UID), if
-// the API holds it.
+// APIPod returns the API object a pod's status goes to, if the API holds it.
 type APIPod func(pod *v1.Pod) (*v1.Pod, bool)
 
 // Reconcile queues again every status the API shows otherwise than runlet
-// last set it, in the parts runlet owns, as the kubelet's status manager
-// does every 10 s: an update the framework gave up on after its retries, or
-// one lost while the apiserver was away, is sent again. Pods the API holds
-// as Succeeded or Failed are final there and left alone. It returns how many
-// it queued. A status sent again carries the resource version it was
-// compared with: the framework drops a pod equal to the last one it got.
+// last set it, in the parts runlet owns, as the kubelet's needsReconcile: a
+// write lost while the apiserver was away, or a status someone else
+// overwrote, is written again. API pods the API holds as Succeeded or Failed
+// are final there and left alone (mirror pods are not: a static pod that
+// comes back runs again). It returns how many it queued.
 func (m *Manager) Reconcile(api APIPod) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
 	for uid, p := range m.statuses {
-		if _, queued := m.dirty[uid]; queued {
+		if m.api.queued(uid) {
 			continue
 		}
 		cur, ok := api(p)
-		if !ok || isTerminal(cur.Status.Phase) || ownedEqual(normalized(&p.Status), normalized(&cur.Status)) {
+		if !ok || (isTerminal(cur.Status.Phase) && !podconfig.IsStatic(p)) || ownedEqual(normalized(&p.Status), normalized(&cur.Status)) {
 			continue
 		}
-		p.ResourceVersion = cur.ResourceVersion
-		m.dirty[uid] = struct{}{}
+		m.api.enqueue(uid, false)
 		n++
-	}
-	if n > 0 {
-		m.signalLocked()
 	}
 	return n
 }

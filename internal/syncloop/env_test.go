@@ -70,14 +70,22 @@ type loopEnv struct {
 	deleted map[types.UID]*v1.Pod
 }
 
-func (e *loopEnv) DeletePod(_ context.Context, pod *v1.Pod) error {
+func (e *loopEnv) DeletePod(ctx context.Context, pod *v1.Pod) error {
+	_ = e.WriteStatus(ctx, pod)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.deleted[pod.UID] = pod
 	return nil
 }
 
-func (e *loopEnv) WriteStatus(context.Context, *v1.Pod) error { return nil }
+// WriteStatus records the statuses the status manager writes.
+func (e *loopEnv) WriteStatus(_ context.Context, p *v1.Pod) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.latest[p.UID] = p
+	e.sent[p.UID] = append(e.sent[p.UID], p.Status)
+	return nil
+}
 
 // newLoopEnv builds the loop as opts say and, unless opts.manual, starts
 // it; everything stops when the test ends.
@@ -106,12 +114,7 @@ func newLoopEnv(t *testing.T, opts envOptions) *loopEnv {
 		e.file = mux.Channel(podconfig.FileSource)
 	}
 	e.sm = status.NewManager(status.Config{Writer: e, Log: log})
-	go e.sm.Deliver(ctx, func(p *v1.Pod) {
-		e.mu.Lock()
-		e.latest[p.UID] = p
-		e.sent[p.UID] = append(e.sent[p.UID], p.Status)
-		e.mu.Unlock()
-	})
+	go e.sm.Run(ctx)
 	rtCfg := kuberuntime.Config{Runtime: e.rt, RuntimeName: "podman", Owner: "node-1", Log: log}
 	cfg := Config{
 		Updates: mux.Updates(), SourcesSeen: mux.SeenAllSources, PLEG: e.pl, Cache: cache, Recorder: e.rec,
@@ -145,7 +148,6 @@ func (e *loopEnv) start() {
 		e.t.Fatal("a loop whose workers drive a test's syncer cannot run")
 	}
 	go e.pl.Run(e.ctx)
-	go e.sm.Run(e.ctx)
 	if e.pm != nil {
 		go e.pm.Run(e.ctx)
 	}

@@ -25,8 +25,10 @@ import (
 // sent: it is handed to the provider as the graceful delete it is, and
 // runlet's status manager deletes the object once the pod has terminated.
 //
-// UpdateStatus (statuswrite.go): the status goes out on the API's own copy
-// of the pod, never with the metadata of the provider's.
+// UpdateStatus: refused. runlet's status manager is the one writer of pods'
+// statuses; the framework's would be a whole-object update of the
+// provider's copy, metadata and all. Its notifier never calls back, so only
+// a provider error could make it write, and the provider returns none.
 //
 // Every other call goes through.
 type podClient struct {
@@ -62,6 +64,12 @@ func (p podClientIn) Delete(ctx context.Context, name string, opts metav1.Delete
 }
 
 var errUIDChanged = errors.New("the pod under this name has another UID")
+
+func (p podClientIn) UpdateStatus(context.Context, *v1.Pod, metav1.UpdateOptions) (*v1.Pod, error) {
+	return nil, errStatusWriter
+}
+
+var errStatusWriter = errors.New("pod statuses are written by runlet's status manager, not the framework")
 
 func isMirror(pod *v1.Pod) bool {
 	_, ok := pod.Annotations[v1.MirrorPodAnnotationKey]

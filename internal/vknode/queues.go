@@ -8,9 +8,10 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
-// RaiseQueueLimits gives the pod controller's three queues (pods from the
-// API, statuses to it, deletions) a limiter that lets a new item through
-// at once and backs off only after a failure. The framework's default
+// RaiseQueueLimits gives the pod controller's queues (pods from the API,
+// deletions; its status queue stays empty, as runlet's status manager
+// writes every status) a limiter that lets a new item through at once and
+// backs off only after a failure. The framework's default
 // allows 10 qps overall, which would queue a burst of pods.
 func RaiseQueueLimits(c *node.PodControllerConfig) error {
 	limiter := func() *queueLimiter { return newQueueLimiter(5*time.Millisecond, 30*time.Second, 500, 1000) }

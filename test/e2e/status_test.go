@@ -24,8 +24,8 @@ func TestStatusReconciled(t *testing.T) {
 	p := framework.WaitForPodReady(t, ns, "p", 90*time.Second)
 
 	time.Sleep(25 * time.Second) // two reconcile rounds on a settled pod
-	if n := strings.Count(rl.Log(), "sent again"); n != 0 {
-		t.Errorf("a settled status was sent again %d times", n)
+	if n := strings.Count(rl.Log(), "written again"); n != 0 {
+		t.Errorf("a settled status was written again %d times", n)
 	}
 
 	stale := p.DeepCopy()

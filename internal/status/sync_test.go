@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/logtest"
+	"github.com/runlet/runlet/internal/polltest"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -68,13 +69,12 @@ func TestFinalDeleteAfterTermination(t *testing.T) {
 	pod := deletedPod()
 	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodFailed})
 	m.PodTerminated(pod)
-	for range 2 { // the failure, then the retry a second later
-		select {
-		case <-d.calls:
-		case <-time.After(10 * time.Second):
-			t.Fatal("deleter not called")
-		}
-	}
+	// kept's write, the failed delete, then its retry a second later
+	polltest.Eventually(t, 10*time.Second, "the deleted pod deleted", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return len(d.got) > 0
+	})
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.got) != 1 || d.got[0].UID != pod.UID || d.got[0].Status.Phase != v1.PodFailed {
@@ -95,21 +95,20 @@ func TestFinalDeleteNeedsTerminalPhase(t *testing.T) {
 	}
 }
 
-// TestTerminalStatusWritten: a change to the status of a pod already
-// terminal goes to the API directly (the framework skips terminal pods), a
-// change to a running pod's does not.
-func TestTerminalStatusWritten(t *testing.T) {
+// TestStatusWrittenOnce: changes made before the writer gets to a pod are
+// written once, as they are now, terminal pods' too.
+func TestStatusWrittenOnce(t *testing.T) {
 	d := &recordingDeleter{calls: make(chan struct{}, 10)}
 	m := NewManager(Config{Writer: d, Log: logtest.Discard()})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go m.Run(ctx)
 	pod := testPod(v1.RestartPolicyAlways, "c")
 	running := v1.ContainerStatus{Name: "c", State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}
 	stopped := v1.ContainerStatus{Name: "c", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 143}}}
 	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{running}})
 	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodFailed, Reason: "DeadlineExceeded", ContainerStatuses: []v1.ContainerStatus{running}})
 	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodFailed, Reason: "DeadlineExceeded", ContainerStatuses: []v1.ContainerStatus{stopped}})
+	go m.Run(ctx)
 	select {
 	case <-d.calls:
 	case <-time.After(10 * time.Second):

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/runlet/runlet/internal/podconfig"
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,15 +16,14 @@ import (
 	"k8s.io/client-go/util/retry"
 )
 
-// APIWriter writes to the apiserver what the framework does not, as the
-// kubelet's status manager does: the statuses of pods already terminal
-// there, and the final delete of a pod that finished terminating.
+// APIWriter writes pods' statuses to the apiserver and deletes the pods
+// that finished terminating, as the kubelet's status manager does.
 type APIWriter struct {
 	Pods corev1client.PodsGetter
-	// Current is the API's version of a pod, from the node's pod informer:
-	// a node may not read a pod that is no longer bound to it (the Node
-	// authorizer refuses it), so a pod the informer no longer holds is gone
-	// without a request.
+	// Current is the API object a pod's status goes to (Target), from the
+	// node's pod informer: a node may not read a pod that is no longer
+	// bound to it (the Node authorizer refuses it), so a pod the informer no
+	// longer holds is gone without a request.
 	Current APIPod
 }
 
@@ -40,17 +40,20 @@ func (w APIWriter) WriteStatus(ctx context.Context, pod *v1.Pod) error {
 
 // writeStatus patches the pod's status as the kubelet's PatchPodStatus
 // does: a strategic merge patch from the status the node last saw to the
-// new one, carrying the pod's UID, so that it never lands on another pod of
-// the same name.
+// new one, carrying the target's UID (a mirror pod's for a static pod), so
+// that it never lands on another pod of the same name. The conditions
+// others own are kept as the API holds them (mergePodStatus).
 func (w APIWriter) writeStatus(ctx context.Context, pod *v1.Pod) error {
 	cur, ok := w.Current(pod)
 	if !ok {
 		return ErrPodGone
 	}
 	next := pod.Status.DeepCopy()
-	KeepForeignConditions(next, cur.Status.Conditions)
-	if isTerminal(cur.Status.Phase) {
-		// A terminal phase in the API is final; the containers' states are not.
+	keepForeign(next, &cur.Status)
+	if isTerminal(cur.Status.Phase) && !podconfig.IsStatic(pod) {
+		// An API pod's terminal phase is final; the containers' states are
+		// not. A mirror pod's is not: a static pod keeps its UID when its
+		// manifest comes back, and runs again.
 		next.Phase, next.Reason, next.Message = cur.Status.Phase, cur.Status.Reason, cur.Status.Message
 	}
 	if apiequality.Semantic.DeepEqual(cur.Status, *next) {
@@ -60,8 +63,18 @@ func (w APIWriter) writeStatus(ctx context.Context, pod *v1.Pod) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.Pods.Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	_, err = w.Pods.Pods(cur.Namespace).Patch(ctx, cur.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 	return apiErr(err)
+}
+
+// keepForeign puts into st what others own of the API's status cur, as the
+// kubelet's mergePodStatus: their conditions and the resource claims'
+// statuses.
+func keepForeign(st, cur *v1.PodStatus) {
+	KeepForeignConditions(st, cur.Conditions)
+	st.ResourceClaimStatuses = cur.ResourceClaimStatuses
+	st.ExtendedResourceClaimStatus = cur.ExtendedResourceClaimStatus
+	st.NodeAllocatableResourceClaimStatuses = cur.NodeAllocatableResourceClaimStatuses
 }
 
 // statusPatch is the kubelet's preparePatchBytesForPodStatus.
