@@ -21,16 +21,28 @@ type backend interface {
 }
 
 // openBackend opens the backend --runtime names, every call to it measured
-// (runlet_runtime_operations_*, a span per call) whichever it is.
-func openBackend(ctx context.Context, o *options, log *logrus.Entry) (backend, error) {
-	b, err := openRawBackend(ctx, o, log)
+// (runlet_runtime_operations_*, a span per call) whichever it is, and reads
+// what it says of its host.
+func openBackend(ctx context.Context, o *options, log *logrus.Entry) (backend, runtime.HostInfo, error) {
+	raw, err := openRawBackend(ctx, o, log)
 	if err != nil {
-		return nil, err
+		return nil, runtime.HostInfo{}, err
 	}
-	return struct {
+	b := struct {
 		runtime.Runtime
 		io.Closer
-	}{instrumented.New(b), b}, nil
+	}{instrumented.New(raw), raw}
+	host, err := b.Info(ctx)
+	if err != nil {
+		_ = b.Close()
+		return nil, runtime.HostInfo{}, fmt.Errorf("%s info: %w", o.Runtime, err)
+	}
+	log.WithFields(logrus.Fields{"runtime": host.RuntimeName + " " + host.RuntimeVersion, "oci": host.OCIRuntime,
+		"cgroup": host.CgroupVersion}).Info("container backend ready")
+	for _, l := range b.Capabilities().Limitations {
+		log.WithField("backend", o.Runtime).Warn(l)
+	}
+	return b, host, nil
 }
 
 // openRawBackend opens the backend itself.

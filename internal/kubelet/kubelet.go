@@ -2,7 +2,9 @@
 // NewMainKubelet: New builds the core between the framework and the
 // backend (pod config and its sources, PLEG, status manager, mirror pods,
 // volumes, prober, runtime manager, sync loop, stats, eviction) in
-// dependency order from one Config and one Deps; Start runs it.
+// dependency order from one Config and one Deps; Start runs it. RunNode,
+// as the kubelet's RunKubelet, builds and runs the whole node around the
+// core: the Node object, virtual-kubelet's controllers, the kubelet API.
 package kubelet
 
 import (

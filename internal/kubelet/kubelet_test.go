@@ -28,6 +28,13 @@ func (i informer) Lister() corev1listers.PodLister                  { return cor
 func (i informer) Synced() bool                                     { return true }
 func (i informer) AddEventHandler(cache.ResourceEventHandler) error { return nil }
 
+// testConfig is a core that relists the backend often, so that tests
+// see the pods' changes soon.
+func testConfig(t *testing.T) Config {
+	return Config{NodeName: nodeName, NodeIP: "127.0.0.1", RootDir: t.TempDir(), MaxPods: 10,
+		PLEGRelistPeriod: 100 * time.Millisecond, ImagePullTimeout: time.Minute}
+}
+
 // TestNodeRunsAPod builds a whole node in-process, on the fake backend and
 // a fake API, and runs one pod through the api source to Running.
 func TestNodeRunsAPod(t *testing.T) {
@@ -42,8 +49,7 @@ func TestNodeRunsAPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	backend := runtimefake.New()
-	k, err := New(ctx, Config{NodeName: nodeName, NodeIP: "10.0.0.1", RootDir: t.TempDir(), MaxPods: 10,
-		PLEGRelistPeriod: 100 * time.Millisecond, ImagePullTimeout: time.Minute},
+	k, err := New(ctx, testConfig(t),
 		Deps{Client: client, Events: client.CoreV1(), Backend: backend, Host: runtime.HostInfo{RuntimeName: "fake"},
 			Recorder: &record.FakeRecorder{}, Log: logrus.NewEntry(logtest.Discard()), Node: node, Pods: informer{idx}})
 	if err != nil {
