@@ -68,6 +68,17 @@ func (r *loopRef) KillPod(ctx context.Context, pod *v1.Pod, o syncloop.KillPodOp
 	return r.loop.KillPod(ctx, pod, o)
 }
 
+// SourcesHandled reports that the loop has admitted the first snapshot of
+// every source: after a restart, the pods the node runs are its again.
+func (r *loopRef) SourcesHandled(sources []string) bool {
+	for _, s := range sources {
+		if !r.loop.SourceHandled(s) {
+			return false
+		}
+	}
+	return true
+}
+
 // PodCleanedUp reports a killed pod's resources released.
 func (r *loopRef) PodCleanedUp(uid types.UID) bool { return r.loop.PodCleanedUp(uid) }
 

@@ -144,7 +144,7 @@ func New(ctx context.Context, cfg Config, d Deps) (*Kubelet, error) {
 	// the loop is built and before anything runs.
 	loop := &loopRef{}
 	k.eviction = newEvictionManager(ctx, cfg, k, loop, rec, log)
-	k.shutdown = newShutdownManager(cfg, loop, rec, log)
+	k.shutdown = newShutdownManager(cfg, k, loop, rec, log)
 	k.loop = syncloop.New(syncloop.Config{
 		Updates:      k.config.Updates(),
 		SourcesSeen:  k.config.SeenAllSources,

@@ -34,6 +34,7 @@ type kill struct {
 // holds it until the test releases the pod (or all of them).
 type fakeNode struct {
 	mu       sync.Mutex
+	notReady bool
 	pods     []*v1.Pod
 	kills    []kill
 	release  map[string]chan struct{}
@@ -48,7 +49,25 @@ func newFakeNode(pods ...*v1.Pod) *fakeNode {
 	return n
 }
 
-func (n *fakeNode) activePods() []*v1.Pod { return n.pods }
+func (n *fakeNode) activePods() []*v1.Pod {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]*v1.Pod(nil), n.pods...)
+}
+
+func (n *fakeNode) ready() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return !n.notReady
+}
+
+// admit makes the node run p, as the loop does after a restart.
+func (n *fakeNode) admit(p *v1.Pod) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.pods, n.notReady = append(n.pods, p), false
+	n.release[p.Name] = make(chan struct{})
+}
 
 func (n *fakeNode) killPod(ctx context.Context, p *v1.Pod, grace int64, status func(*v1.PodStatus)) error {
 	n.mu.Lock()
@@ -73,7 +92,11 @@ func (n *fakeNode) cleanedUp(p *v1.Pod) bool {
 }
 
 // stop lets the pod's kill return.
-func (n *fakeNode) stop(name string) { close(n.release[name]) }
+func (n *fakeNode) stop(name string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	close(n.release[name])
+}
 
 // killed are the pods killed so far, in order, with their grace periods.
 func (n *fakeNode) killed() []kill {
@@ -97,7 +120,7 @@ func newManager(t *testing.T, node *fakeNode, regular, critical time.Duration) (
 	rec := record.NewFakeRecorder(10)
 	m := New(Config{
 		Periods:    Periods(regular+critical, critical, nil),
-		ActivePods: node.activePods, KillPod: node.killPod, PodCleanedUp: node.cleanedUp,
+		Ready: node.ready, ActivePods: node.activePods, KillPod: node.killPod, PodCleanedUp: node.cleanedUp,
 		Recorder: rec, NodeRef: &v1.ObjectReference{Kind: "Node", Name: "n"},
 		Log: logrus.NewEntry(logrus.New()), Clock: clk,
 	})

@@ -8,8 +8,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// cleanupPoll is how often a group's wait looks for its pods' volumes released.
-const cleanupPoll = 100 * time.Millisecond
+// poll is how often the shutdown looks again for the node's pod sources
+// read, or a group's pods cleaned up: the loop has no signal for either.
+// Real time, while the clock times the grace periods.
+const poll = 100 * time.Millisecond
 
 // killPods stops the pods group by group, lowest priority first; a group
 // without pods is skipped, as the kubelet's killPods.
@@ -88,7 +90,7 @@ func (m *Manager) waitCleanedUp(ctx context.Context, pods []*v1.Pod) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-m.cfg.Clock.After(cleanupPoll):
+		case <-time.After(poll):
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
@@ -21,6 +22,9 @@ const (
 	eventReason        = "NodeShutdown"
 )
 
+// readyWait bounds the wait for the node's pod sources.
+const readyWait = 10 * time.Second
+
 // ErrOff answers a shutdown request when no grace period is configured.
 var ErrOff = errors.New("graceful node shutdown is off: shutdownGracePeriod (or shutdownGracePeriodByPodPriority) is not set")
 
@@ -33,6 +37,10 @@ type Config struct {
 	// Periods are the priority groups, lowest first (see Periods); none:
 	// graceful node shutdown is off.
 	Periods []ByPodPriority
+	// Ready reports that the node has taken in every pod source: after a
+	// restart of runlet, ActivePods lists the pods it runs only from then
+	// on. nil: always.
+	Ready func() bool
 	// ActivePods are the pods the node runs (the kubelet's GetActivePods).
 	ActivePods func() []*v1.Pod
 	KillPod    KillFunc
@@ -105,20 +113,52 @@ func (m *Manager) Shutdown(ctx context.Context) (<-chan struct{}, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.done != nil {
-		return m.done, nil
+	if m.done == nil {
+		m.done = make(chan struct{})
+		go m.run(ctx, m.done)
 	}
-	m.shuttingDown, m.done = true, make(chan struct{})
+	return m.done, nil
+}
+
+// run is one shutdown: once the node has taken in its pods (a request
+// may come right after a restart), it refuses new ones, goes NotReady
+// and stops those it runs.
+func (m *Manager) run(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	m.waitReady(ctx)
+	m.mu.Lock()
+	if m.done != done { // called off meanwhile
+		m.mu.Unlock()
+		return
+	}
+	m.shuttingDown = true
 	m.notify()
 	m.event("Shutdown manager detected shutdown event")
 	pods := m.cfg.ActivePods()
+	m.mu.Unlock()
 	m.cfg.Log.WithField("pods", len(pods)).Info("node shutdown: stopping the node's pods")
-	go func(done chan struct{}) {
-		defer close(done)
-		m.killPods(ctx, pods)
-		m.cfg.Log.Info("node shutdown: the node's pods have stopped")
-	}(m.done)
-	return m.done, nil
+	m.killPods(ctx, pods)
+	m.cfg.Log.Info("node shutdown: the node's pods have stopped")
+}
+
+// waitReady waits, at most readyWait, for the node to take in its pod
+// sources; one that cannot be read (no apiserver) does not hold the
+// shutdown back for longer.
+func (m *Manager) waitReady(ctx context.Context) {
+	if m.cfg.Ready == nil {
+		return
+	}
+	deadline := m.cfg.Clock.After(readyWait)
+	for !m.cfg.Ready() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-deadline:
+			m.cfg.Log.Warn("node shutdown: not every pod source was read; stopping the pods known")
+			return
+		case <-time.After(poll):
+		}
+	}
 }
 
 // Cancel ends the shutdown state after the host called its shutdown off
@@ -127,7 +167,7 @@ func (m *Manager) Shutdown(ctx context.Context) (<-chan struct{}, error) {
 func (m *Manager) Cancel() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.shuttingDown {
+	if m.done == nil {
 		return
 	}
 	m.shuttingDown, m.done = false, nil

@@ -174,6 +174,23 @@ func TestShuttingDownNodeRefusesPodsAndIsNotReady(t *testing.T) {
 	}
 }
 
+// Right after a restart the node has not yet taken its pods in again: the
+// shutdown waits for them rather than stopping nothing and refusing them.
+func TestShutdownWaitsForThePodSourcesAfterARestart(t *testing.T) {
+	node := newFakeNode()
+	node.notReady = true
+	m, _, _ := newManager(t, node, 20*time.Second, 10*time.Second)
+	done, _ := m.Shutdown(context.Background())
+	if ok, _, _ := m.Admit(pod("web", nil, nil)); !ok {
+		t.Fatal("a pod the node already runs was refused while its sources were read")
+	}
+	time.Sleep(3 * poll) // not a timing assertion: gives a wrong shutdown the time to stop nothing
+	node.admit(pod("web", nil, nil))
+	polltest.Eventually(t, 5*time.Second, "the re-admitted pod's kill", func() bool { return len(node.killed()) == 1 })
+	node.stop("web")
+	<-done
+}
+
 func TestShutdownIsOffWithoutAGracePeriod(t *testing.T) {
 	node := newFakeNode(pod("web", nil, nil))
 	m, _, _ := newManager(t, node, 0, 0)
