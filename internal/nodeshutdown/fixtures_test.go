@@ -119,8 +119,8 @@ func newManager(t *testing.T, node *fakeNode, regular, critical time.Duration) (
 	clk := clocktesting.NewFakeClock(time.Now())
 	rec := record.NewFakeRecorder(10)
 	m := New(Config{
-		Periods:    Periods(regular+critical, critical, nil),
-		Ready: node.ready, ActivePods: node.activePods, KillPod: node.killPod, PodCleanedUp: node.cleanedUp,
+		Periods: Periods(regular+critical, critical, nil),
+		Ready:   node.ready, ActivePods: node.activePods, KillPod: node.killPod, PodCleanedUp: node.cleanedUp,
 		Recorder: rec, NodeRef: &v1.ObjectReference{Kind: "Node", Name: "n"},
 		Log: logrus.NewEntry(logrus.New()), Clock: clk,
 	})

@@ -56,7 +56,7 @@ func (f *fakeLogind) Inhibit() (io.Closer, error) {
 }
 
 func (f *fakeLogind) PrepareForShutdown() (<-chan bool, error) { return f.events, nil }
-func (f *fakeLogind) Close() error                              { return nil }
+func (f *fakeLogind) Close() error                             { return nil }
 
 // lock is the n-th lock taken, nil before.
 func (f *fakeLogind) lock(n int) *fakeLock {

@@ -102,7 +102,7 @@ func TestGracefulNodeShutdown(t *testing.T) {
 	late.Spec.NodeName, late.Spec.NodeSelector = rl.NodeName, nil // the scheduler places nothing on a NotReady node
 	framework.CreatePod(t, late)
 	refused := framework.WaitForPod(t, ns, "late", 60*time.Second, func(p *v1.Pod) bool { return p.Status.Phase == v1.PodFailed })
-	if refused.Status.Reason != "NodeShutdown" || refused.Status.Message != "Pod was rejected as the node is shutting down." {
+	if refused.Status.Reason != "NodeShutdown" || refused.Status.Message != "Pod was rejected: Pod was rejected as the node is shutting down." {
 		t.Errorf("a pod created during the shutdown: %s %q; want NodeShutdown", refused.Status.Reason, refused.Status.Message)
 	}
 
