@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
+	"github.com/runlet/runlet/internal/localsock"
 	"github.com/sirupsen/logrus"
 )
 
@@ -26,15 +24,8 @@ const requestPath = "/shutdown"
 // Listen opens the trigger's socket at path, root's alone (0600); a socket
 // left there by a runlet that was killed is replaced.
 func Listen(path string) (net.Listener, error) {
-	if fi, err := os.Lstat(path); err == nil && fi.Mode().Type() == fs.ModeSocket {
-		_ = os.Remove(path)
-	}
-	l, err := net.Listen("unix", path)
+	l, err := localsock.Listen(path)
 	if err != nil {
-		return nil, fmt.Errorf("node shutdown socket: %w", err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		l.Close()
 		return nil, fmt.Errorf("node shutdown socket: %w", err)
 	}
 	return l, nil
@@ -44,12 +35,7 @@ func Listen(path string) (net.Listener, error) {
 // socket. A request starts the shutdown (or joins the one under way) and
 // is answered once every pod has stopped: a shutdown script blocks on it.
 func Serve(ctx context.Context, l net.Listener, m *Manager, log logrus.FieldLogger) {
-	srv := &http.Server{Handler: handler(ctx, m, log), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		_ = srv.Close()
-	}()
-	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := localsock.Serve(ctx, l, handler(ctx, m, log)); err != nil {
 		log.WithError(err).Error("node shutdown socket stopped")
 	}
 }
@@ -81,16 +67,11 @@ func handler(ctx context.Context, m *Manager, log logrus.FieldLogger) http.Handl
 // bounds the wait.
 func Request(ctx context.Context, rootDir string) (string, error) {
 	path := filepath.Join(rootDir, SocketName)
-	client := &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", path)
-		},
-	}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://runlet"+requestPath, nil)
 	if err != nil {
 		return "", err
 	}
-	resp, err := client.Do(req)
+	resp, err := localsock.Client(path).Do(req)
 	if err != nil {
 		return "", fmt.Errorf("no runlet answers on %s: %w", path, err)
 	}

@@ -2,7 +2,6 @@ package nodeshutdown
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,20 +62,4 @@ func TestRequestWithoutRunletFails(t *testing.T) {
 	if _, err := Request(context.Background(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "no runlet answers on") {
 		t.Errorf("Request = %v; want no runlet answers", err)
 	}
-}
-
-// A socket left by a runlet that was killed does not stop the next one.
-func TestListenReplacesAStaleSocket(t *testing.T) {
-	path := filepath.Join(t.TempDir(), SocketName)
-	stale, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stale.(*net.UnixListener).SetUnlinkOnClose(false)
-	stale.Close()
-	l, err := Listen(path)
-	if err != nil {
-		t.Fatalf("Listen over a stale socket: %v", err)
-	}
-	l.Close()
 }
