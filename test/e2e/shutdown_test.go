@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/nodeshutdown/logind/logindtest"
 	"github.com/runlet/runlet/test/e2e/framework"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,12 +29,7 @@ const shutdownMessage = "Pod was terminated in response to imminent node shutdow
 // pod. After the reboot's restart the node is Ready and the pods stay Failed.
 func TestGracefulNodeShutdown(t *testing.T) {
 	t.Parallel()
-	config := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(config, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
-		"shutdownGracePeriod: 20s\nshutdownGracePeriodCriticalPods: 10s\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rl := framework.StartRunlet(t, framework.RunletOptions{ExtraArgs: []string{"--config", config}})
+	rl := framework.StartRunlet(t, framework.RunletOptions{ExtraArgs: []string{"--config", shutdownConfig(t)}})
 	ns := framework.Namespace(t)
 	c := framework.Get(t)
 	ctx := context.Background()
@@ -43,9 +39,7 @@ func TestGracefulNodeShutdown(t *testing.T) {
 	regular := framework.PodFor(rl.NodeName, ns, "regular", framework.Busybox("c", "sh", "-c", "trap 'sleep 2; exit 0' TERM; sleep 3600 & wait"))
 	stubborn := framework.PodFor(rl.NodeName, ns, "stubborn", framework.Busybox("c", "sleep", "3600"))
 	stubborn.Spec.TerminationGracePeriodSeconds = ptr.To[int64](300)
-	critical := framework.PodFor(rl.NodeName, ns, "critical", framework.Sleeper("c"))
-	critical.Spec.PriorityClassName = "system-node-critical"
-	pods := []*v1.Pod{regular, stubborn, critical}
+	pods := []*v1.Pod{regular, stubborn, criticalPod(rl.NodeName, ns)}
 	for _, p := range pods {
 		framework.CreatePod(t, p)
 	}
@@ -90,14 +84,7 @@ func TestGracefulNodeShutdown(t *testing.T) {
 		t.Errorf("stubborn's container %+v; want killed (137) at the end of its group's grace period", cs)
 	}
 
-	framework.Eventually(t, 30*time.Second, "node NotReady for the shutdown", func() (bool, error) {
-		n, err := c.Client.CoreV1().Nodes().Get(ctx, rl.NodeName, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		r := nodeCondition(n, v1.NodeReady)
-		return r.Status == v1.ConditionFalse && r.Reason == "KubeletNotReady" && r.Message == "node is shutting down", nil
-	})
+	waitNodeReady(t, rl.NodeName, v1.ConditionFalse, "KubeletNotReady", "node is shutting down")
 	late := framework.PodFor(rl.NodeName, ns, "late", framework.Sleeper("c"))
 	late.Spec.NodeName, late.Spec.NodeSelector = rl.NodeName, nil // the scheduler places nothing on a NotReady node
 	framework.CreatePod(t, late)
@@ -117,6 +104,39 @@ func TestGracefulNodeShutdown(t *testing.T) {
 			t.Errorf("after the restart, %s is %s with %d running containers; want %s, none", p.Name, got.Status.Phase, runningContainers(t, ns, p.Name), final[p.Name].Status.Phase)
 		}
 	}
+}
+
+// shutdownConfig is a configuration file of 20 s of graceful node
+// shutdown, 10 s of it for critical pods.
+func shutdownConfig(t *testing.T) string {
+	t.Helper()
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(config, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+
+		"shutdownGracePeriod: 20s\nshutdownGracePeriodCriticalPods: 10s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return config
+}
+
+// criticalPod is a system-node-critical pod that stops at once on SIGTERM.
+func criticalPod(node, ns string) *v1.Pod {
+	p := framework.PodFor(node, ns, "critical", framework.Sleeper("c"))
+	p.Spec.PriorityClassName = "system-node-critical"
+	return p
+}
+
+// waitNodeReady waits for the node's Ready condition to be status, with
+// reason and message when it is False.
+func waitNodeReady(t *testing.T, node string, status v1.ConditionStatus, reason, message string) {
+	t.Helper()
+	framework.Eventually(t, 30*time.Second, "node Ready "+string(status), func() (bool, error) {
+		n, err := framework.Get(t).Client.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		r := nodeCondition(n, v1.NodeReady)
+		return r.Status == status && (status == v1.ConditionTrue || r.Reason == reason && r.Message == message), nil
+	})
 }
 
 // checkShutdownStatus checks the kubelet's status of a pod stopped by a
@@ -160,4 +180,67 @@ func runningContainers(t *testing.T, ns, name string) int {
 		}
 	}
 	return n
+}
+
+// TestGracefulNodeShutdownOnLogind: where the system bus has logind (here a
+// private bus and a fake logind), runlet holds a delay inhibitor lock and
+// releases it on PrepareForShutdown(true) only once its pods have stopped,
+// regular before critical, with the kubelet's statuses and the node
+// NotReady; PrepareForShutdown(false) makes the node Ready again and runlet
+// takes a new lock.
+func TestGracefulNodeShutdownOnLogind(t *testing.T) {
+	t.Parallel()
+	addr := logindtest.StartBus(t)
+	// logind already waits longer than the grace period: runlet writes no
+	// logind drop-in on this host.
+	fake := logindtest.Start(t, addr, time.Minute, filepath.Join(t.TempDir(), "unused.conf"))
+	rl := framework.StartRunlet(t, framework.RunletOptions{ExtraArgs: []string{"--config", shutdownConfig(t)},
+		Env: []string{"DBUS_SYSTEM_BUS_ADDRESS=" + addr}})
+	ns := framework.Namespace(t)
+	regular := framework.PodFor(rl.NodeName, ns, "regular", framework.Busybox("c", "sh", "-c", "trap 'sleep 2; exit 0' TERM; sleep 3600 & wait"))
+	pods := []*v1.Pod{regular, criticalPod(rl.NodeName, ns)}
+	for _, p := range pods {
+		framework.CreatePod(t, p)
+	}
+	for _, p := range pods {
+		framework.WaitForPodPhase(t, ns, p.Name, v1.PodRunning, 90*time.Second)
+	}
+	framework.Eventually(t, 30*time.Second, "runlet holding logind's lock", func() (bool, error) {
+		return strings.Contains(rl.Log(), "logind: holding the host's shutdown back"), nil
+	})
+	fake.Handed()
+	if inhibits, _ := fake.Calls(); len(inhibits) != 1 || inhibits[0] != "shutdown runlet delay" {
+		t.Fatalf("Inhibit calls %q; want one delay lock on shutdown", inhibits)
+	}
+
+	if err := fake.PrepareForShutdown(true); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 60*time.Second, "logind's lock released", func() (bool, error) {
+		held, err := fake.Held()
+		return !held, err
+	})
+	for _, p := range pods {
+		if n := runningContainers(t, ns, p.Name); n != 0 {
+			t.Errorf("lock released while %s has %d running containers", p.Name, n)
+		}
+	}
+	final := map[string]*v1.Pod{}
+	for _, p := range pods {
+		final[p.Name] = framework.WaitForPod(t, ns, p.Name, 30*time.Second, podTerminal)
+		checkShutdownStatus(t, final[p.Name])
+	}
+	if r, c := finishedAt(t, final["regular"]), finishedAt(t, final["critical"]); c.Before(r) {
+		t.Errorf("critical pod stopped at %v, before the regular one at %v", c, r)
+	}
+	waitNodeReady(t, rl.NodeName, v1.ConditionFalse, "KubeletNotReady", "node is shutting down")
+
+	if err := fake.PrepareForShutdown(false); err != nil {
+		t.Fatal(err)
+	}
+	waitNodeReady(t, rl.NodeName, v1.ConditionTrue, "", "")
+	framework.Eventually(t, 30*time.Second, "a new lock", func() (bool, error) {
+		inhibits, _ := fake.Calls()
+		return len(inhibits) == 2, nil
+	})
 }
