@@ -9,6 +9,7 @@ PKGS=(
   podman runc crun conmon catatonit containernetworking-plugins netavark aardvark-dns
   golang-github-containers-common uidmap slirp4netns fuse-overlayfs iptables
   busybox-static file openssl curl bc iproute2 procps util-linux ca-certificates git make shellcheck
+  dbus-daemon
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -34,7 +34,7 @@ func (o *options) applyConfigFiles(args []string) error {
 	return fs.Parse(args)
 }
 
-// honouredFields are the KubeletConfiguration fields runlet has a flag for.
+// honouredFields are the KubeletConfiguration fields runlet honours.
 func honouredFields() []string {
 	names := make([]string, 0, len(configFields))
 	for _, f := range configFields {

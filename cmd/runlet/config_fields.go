@@ -16,7 +16,8 @@ import (
 
 type kubeletConfig = kubeletv1beta1.KubeletConfiguration
 
-// configField maps one KubeletConfiguration field to runlet's flag: apply
+// configField maps one KubeletConfiguration field to runlet's option, a
+// flag unless the kubelet has none for it (shutdownGracePeriod): apply
 // copies the file's value into the options (checked by kubeletconfig
 // before), store copies the final option back for /configz.
 type configField struct {
@@ -113,6 +114,22 @@ var configFields = []configField{
 		func(o *options, k *kubeletConfig) { k.AllowedUnsafeSysctls = o.AllowedUnsafeSysctls }},
 	{"seccompDefault", func(o *options, k *kubeletConfig) { o.SeccompDefault = ptr.Deref(k.SeccompDefault, false) },
 		func(o *options, k *kubeletConfig) { k.SeccompDefault = ptr.To(o.SeccompDefault) }},
+	{"shutdownGracePeriod", func(o *options, k *kubeletConfig) { o.ShutdownGracePeriod = k.ShutdownGracePeriod.Duration },
+		func(o *options, k *kubeletConfig) {
+			k.ShutdownGracePeriod = metav1.Duration{Duration: o.ShutdownGracePeriod}
+		}},
+	{"shutdownGracePeriodCriticalPods", func(o *options, k *kubeletConfig) {
+		o.ShutdownGracePeriodCriticalPods = k.ShutdownGracePeriodCriticalPods.Duration
+	},
+		func(o *options, k *kubeletConfig) {
+			k.ShutdownGracePeriodCriticalPods = metav1.Duration{Duration: o.ShutdownGracePeriodCriticalPods}
+		}},
+	{"shutdownGracePeriodByPodPriority", func(o *options, k *kubeletConfig) {
+		o.ShutdownGracePeriodByPodPriority = slices.Clone(k.ShutdownGracePeriodByPodPriority)
+	},
+		func(o *options, k *kubeletConfig) {
+			k.ShutdownGracePeriodByPodPriority = o.ShutdownGracePeriodByPodPriority
+		}},
 	{"registerWithTaints", func(o *options, k *kubeletConfig) { o.taints = taintFlag(k.RegisterWithTaints) },
 		func(o *options, k *kubeletConfig) { k.RegisterWithTaints = o.RegisterWithTaints }},
 }

@@ -76,6 +76,8 @@ type options struct {
 	runtimeOptions
 	// The node's client identity (--bootstrap-kubeconfig, --cert-dir, ...).
 	identityOptions
+	// Graceful node shutdown (the configuration file's shutdownGracePeriod, ...).
+	shutdownOptions
 	// Node resources and pod security, as the kubelet's flags.
 	SystemReserved, KubeReserved map[string]string
 	PodMaxPids                   int64
@@ -224,5 +226,5 @@ func (h helpRequested) Unwrap() error { return pflag.ErrHelp }
 func (h helpRequested) print(w io.Writer) {
 	fmt.Fprintf(w, "runlet registers a virtual node and runs the pods scheduled to it on a local podman or runc.\n\n"+
 		"Usage:\n  runlet [flags]\n  runlet uninstall [flags]   (runlet uninstall --help)\n"+
-		"  runlet image load FILE... (runlet image --help)\n\nFlags:\n%s", h.usage)
+		"  runlet image load FILE... (runlet image --help)\n  runlet shutdown [flags]    (runlet shutdown --help)\n\nFlags:\n%s", h.usage)
 }

@@ -24,6 +24,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "join" {
 		os.Exit(joinMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "shutdown" {
+		os.Exit(shutdownMain(os.Args[2:]))
+	}
 	o, err := parseFlags(os.Args[1:])
 	var help helpRequested
 	if errors.As(err, &help) {

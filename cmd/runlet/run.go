@@ -96,5 +96,6 @@ func coreConfig(o *options, nodeIP string, res nodeResources) kubelet.Config {
 		EvictionThresholds: o.evictionThresholds, EvictionPressureTransitionPeriod: o.EvictionPressureTransitionPeriod,
 		Runtime: res.runtimeOptions(o), Allocatable: res.allocatable,
 		PodManifestPath: o.PodManifestPath, ManifestURL: o.ManifestURL, ManifestHeader: o.manifestHeader,
+		ShutdownGracePeriods: o.shutdownPeriods(),
 	}
 }

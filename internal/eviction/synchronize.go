@@ -29,8 +29,8 @@ import (
 	"sort"
 
 	"github.com/runlet/runlet/internal/podconfig"
+	"github.com/runlet/runlet/internal/podutil"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // systemCriticalPriority is the kubelet's scheduling.SystemCriticalPriority.
@@ -191,7 +191,7 @@ func (m *Manager) evictPod(pod *v1.Pod, gracePeriodOverride int64, evictMsg stri
 		status.Reason = Reason
 		status.Message = evictMsg
 		if condition != nil {
-			updatePodCondition(status, condition)
+			podutil.UpdatePodCondition(status, condition)
 		}
 	})
 	if err != nil {
@@ -209,24 +209,6 @@ func isCriticalPod(pod *v1.Pod) bool {
 		return true
 	}
 	return pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority
-}
-
-// updatePodCondition replaces the status' condition of the same type, or
-// adds it, as podutil.UpdatePodCondition does.
-func updatePodCondition(status *v1.PodStatus, condition *v1.PodCondition) {
-	c := *condition
-	c.LastTransitionTime = metav1.Now()
-	for i := range status.Conditions {
-		if status.Conditions[i].Type != c.Type {
-			continue
-		}
-		if status.Conditions[i].Status == c.Status {
-			c.LastTransitionTime = status.Conditions[i].LastTransitionTime
-		}
-		status.Conditions[i] = c
-		return
-	}
-	status.Conditions = append(status.Conditions, c)
 }
 
 func sameConditions(a, b []v1.NodeConditionType) bool {

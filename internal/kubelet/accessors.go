@@ -6,6 +6,7 @@ import (
 
 	"github.com/runlet/runlet/internal/apisource"
 	"github.com/runlet/runlet/internal/mirror"
+	"github.com/runlet/runlet/internal/nodeshutdown"
 	"github.com/runlet/runlet/internal/stats"
 	"github.com/runlet/runlet/internal/status"
 	v1 "k8s.io/api/core/v1"
@@ -26,6 +27,9 @@ func (k *Kubelet) Stats() *stats.Collector { return k.stats }
 
 // Pressure is the node's pressure conditions, as eviction observes them.
 func (k *Kubelet) Pressure() []v1.NodeConditionType { return k.eviction.Pressure() }
+
+// Shutdown is the node shutdown manager.
+func (k *Kubelet) Shutdown() *nodeshutdown.Manager { return k.shutdown }
 
 // PLEGHealth fails while the PLEG has not relisted for too long, as the
 // kubelet's runtime health check.

@@ -18,10 +18,11 @@ import (
 type admitHandler func(*v1.Pod) (ok bool, reason, message string)
 
 // admitHandlers are the kubelet's admit handlers, in its order: the
-// eviction manager's (node pressure), then the general predicates against
-// the node and the pods it runs (host ports, node affinity, OS, taints).
+// eviction manager's (node pressure), the general predicates against the
+// node and the pods it runs (host ports, node affinity, OS, taints), then
+// the node shutdown manager's (no pod while the node shuts down).
 func (k *Kubelet) admitHandlers(loop *loopRef) []admitHandler {
-	return []admitHandler{k.eviction.Admit, k.predicates(loop.ActivePods)}
+	return []admitHandler{k.eviction.Admit, k.predicates(loop.ActivePods), k.shutdown.Admit}
 }
 
 // admitAll runs handlers in order; the first refusal is the answer.
@@ -62,9 +63,20 @@ func (r *loopRef) bind(l *syncloop.Loop) { r.loop = l }
 // ActivePods are the pods the loop admitted whose containers may still run.
 func (r *loopRef) ActivePods() []*v1.Pod { return r.loop.ActivePods() }
 
-// KillPod stops a pod through its worker (eviction's kills).
+// KillPod stops a pod through its worker (eviction's and node shutdown's kills).
 func (r *loopRef) KillPod(ctx context.Context, pod *v1.Pod, o syncloop.KillPodOptions) error {
 	return r.loop.KillPod(ctx, pod, o)
+}
+
+// SourcesHandled reports that the loop has admitted the first snapshot of
+// every source: after a restart, the pods the node runs are its again.
+func (r *loopRef) SourcesHandled(sources []string) bool {
+	for _, s := range sources {
+		if !r.loop.SourceHandled(s) {
+			return false
+		}
+	}
+	return true
 }
 
 // PodCleanedUp reports a killed pod's resources released.

@@ -26,9 +26,14 @@ func newEvictionManager(ctx context.Context, cfg Config, k *Kubelet, loop *loopR
 		},
 		PodCleanedUp: func(pod *v1.Pod) bool { return loop.PodCleanedUp(pod.UID) },
 		Recorder:     rec,
-		NodeRef:      &v1.ObjectReference{Kind: "Node", Name: cfg.NodeName, UID: types.UID(cfg.NodeName)},
+		NodeRef:      nodeRef(cfg.NodeName),
 		Log:          log.WithField("component", "eviction"),
 	})
+}
+
+// nodeRef is the Node as its events name it.
+func nodeRef(name string) *v1.ObjectReference {
+	return &v1.ObjectReference{Kind: "Node", Name: name, UID: types.UID(name)}
 }
 
 // differentDevices reports whether two paths are on different filesystems

@@ -22,6 +22,7 @@ import (
 	"github.com/runlet/runlet/internal/lifecycle"
 	"github.com/runlet/runlet/internal/mirror"
 	"github.com/runlet/runlet/internal/network/cni"
+	"github.com/runlet/runlet/internal/nodeshutdown"
 	"github.com/runlet/runlet/internal/pleg"
 	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/runlet/runlet/internal/poddir"
@@ -63,6 +64,10 @@ type Config struct {
 	PodManifestPath string
 	ManifestURL     string
 	ManifestHeader  http.Header
+	// ShutdownGracePeriods are the node shutdown's priority groups
+	// (shutdownGracePeriod, shutdownGracePeriodCriticalPods or
+	// shutdownGracePeriodByPodPriority); none: graceful node shutdown off.
+	ShutdownGracePeriods []nodeshutdown.ByPodPriority
 }
 
 // Deps are what the core is built from: clients, the backend and the
@@ -101,6 +106,7 @@ type Kubelet struct {
 	stats           *stats.Collector
 	nodeFs, imageFs string
 	eviction        *eviction.Manager
+	shutdown        *nodeshutdown.Manager
 	pods            apisource.Informer
 	objects         podObjects
 	volumes         *volume.Manager
@@ -133,11 +139,12 @@ func New(ctx context.Context, cfg Config, d Deps) (*Kubelet, error) {
 	}
 	k.runtime = newRuntimeManager(cfg, d, k, rec, alloc)
 	k.stats = newStats(cfg, k, host, rt)
-	// The loop takes the admit handlers, and eviction's handler and its
-	// kills need the loop: they reach it through loop, bound right after
+	// The loop takes the admit handlers, and the handlers of eviction and
+	// node shutdown and their kills need the loop: they reach it through loop, bound right after
 	// the loop is built and before anything runs.
 	loop := &loopRef{}
 	k.eviction = newEvictionManager(ctx, cfg, k, loop, rec, log)
+	k.shutdown = newShutdownManager(cfg, k, loop, rec, log)
 	k.loop = syncloop.New(syncloop.Config{
 		Updates:      k.config.Updates(),
 		SourcesSeen:  k.config.SeenAllSources,

@@ -91,6 +91,8 @@ type builtNode struct {
 	rotation   *logs.Manager
 	nodeStatus *nodeinfo.Provider
 	vk         *vknode.Node
+	// shutdownSock is `runlet shutdown`'s socket; nil: none.
+	shutdownSock net.Listener
 }
 
 func buildNode(ctx context.Context, cfg NodeConfig, d NodeDeps, rec record.EventRecorder) (*builtNode, error) {
@@ -110,9 +112,16 @@ func buildNode(ctx context.Context, cfg NodeConfig, d NodeDeps, rec record.Event
 	if err != nil {
 		return nil, err
 	}
+	// Ready as the kubelet's: the runtime, the network, then node shutdown.
+	health := []nodeinfo.HealthCheck{core.PLEGHealth, networkHealth(d.Network), core.Shutdown().ShutdownStatus}
 	n := &builtNode{cfg: cfg, d: d, core: core, rotation: rotation,
-		nodeStatus: nodeinfo.NewProvider(d.Backend, registered, core.PLEGHealth, networkHealth(d.Network)).WithPressure(core.Pressure, rec)}
-	n.vk, err = n.virtualNode(ctx, rec, registered, pods)
+		nodeStatus: nodeinfo.NewProvider(d.Backend, registered, health...).WithPressure(core.Pressure, rec)}
+	if n.shutdownSock, err = listenShutdown(cfg.RootDir, core.Shutdown(), d.Log); err != nil {
+		return nil, err
+	}
+	if n.vk, err = n.virtualNode(ctx, rec, registered, pods); err != nil && n.shutdownSock != nil {
+		n.shutdownSock.Close()
+	}
 	return n, err
 }
 
@@ -152,6 +161,7 @@ func (n *builtNode) run(ctx context.Context) error {
 	}
 	go watchPodCIDRs(ctx, d.Client, n.cfg.NodeName, d.Network, n.cfg.PodCIDR, n.nodeStatus.Refresh)
 	n.core.Start(ctx)
+	runShutdown(ctx, n.core.Shutdown(), n.shutdownSock, n.nodeStatus, log)
 	go func() {
 		if err := n.vk.WaitReady(ctx); err == nil {
 			log.WithField("node", n.cfg.NodeName).Info("node registered and ready")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/runlet/runlet/internal/eviction"
 	nodeinfo "github.com/runlet/runlet/internal/node"
@@ -11,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
 // check is one field's rule; it runs only when the files set the field.
@@ -59,7 +61,45 @@ func (c *Config) checks() []check {
 		{"eventRecordQPS", func() error { return atLeast(kc.EventRecordQPS, 0) }},
 		{"eventBurst", func() error { return inRange(int64(kc.EventBurst), 0, 1<<31-1) }},
 		{"registerWithTaints", func() error { return taints(kc.RegisterWithTaints) }},
+		{"shutdownGracePeriod", func() error { return zeroOrSeconds(kc.ShutdownGracePeriod.Duration) }},
+		{"shutdownGracePeriodCriticalPods", func() error {
+			return criticalPods(kc.ShutdownGracePeriodCriticalPods.Duration, kc.ShutdownGracePeriod.Duration)
+		}},
+		{"shutdownGracePeriodByPodPriority", func() error { return byPodPriority(kc) }},
 	}
+}
+
+// zeroOrSeconds is the kubelet's rule for a shutdown grace period: off, or
+// at least a second.
+func zeroOrSeconds(d time.Duration) error {
+	if d < 0 || (d > 0 && d < time.Second) {
+		return fmt.Errorf("%v must be either zero or otherwise >= 1 sec", d)
+	}
+	return nil
+}
+
+// criticalPods is a share of shutdownGracePeriod.
+func criticalPods(d, whole time.Duration) error {
+	if err := zeroOrSeconds(d); err != nil {
+		return err
+	}
+	if d > whole {
+		return fmt.Errorf("%v must be <= shutdownGracePeriod %v", d, whole)
+	}
+	return nil
+}
+
+// byPodPriority replaces the two durations, as the kubelet's rule.
+func byPodPriority(kc *kubeletv1beta1.KubeletConfiguration) error {
+	if len(kc.ShutdownGracePeriodByPodPriority) > 0 && (kc.ShutdownGracePeriod.Duration > 0 || kc.ShutdownGracePeriodCriticalPods.Duration > 0) {
+		return fmt.Errorf("cannot be set with shutdownGracePeriod or shutdownGracePeriodCriticalPods")
+	}
+	for i, p := range kc.ShutdownGracePeriodByPodPriority {
+		if p.ShutdownGracePeriodSeconds < 0 {
+			return fmt.Errorf("[%d]: shutdownGracePeriodSeconds must not be negative, not %d", i, p.ShutdownGracePeriodSeconds)
+		}
+	}
+	return nil
 }
 
 func isIP(s string) error {

@@ -16,7 +16,8 @@ limitations under the License.
 
 // Package podutil holds the kubelet's small rules about a pod's containers
 // that both the runtime manager and the status generator apply: which init
-// containers are sidecars, and whether an exited container runs again.
+// containers are sidecars, and whether an exited container runs again; and
+// how the node's own kills (eviction, node shutdown) set a pod condition.
 //
 // Copied from k8s.io/kubernetes v1.37.2 pkg/api/v1/pod/util.go (that module
 // cannot be imported as a library), with the feature gates at their 1.37

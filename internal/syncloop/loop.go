@@ -76,6 +76,10 @@ type Loop struct {
 	statusFuncs sync.Map
 	// started is closed once Run has made the workers.
 	started chan struct{}
+	// handled holds the sources the loop has taken an update from: the
+	// first one carries the source's whole snapshot (the kubelet's
+	// sourcesReady, which its loop records as it handles each update).
+	handled sync.Map
 }
 
 const (
@@ -161,6 +165,14 @@ func (l *Loop) handleUpdate(u podconfig.PodUpdate) {
 		// Mirror pods follow at once, not at the next housekeeping.
 		l.syncMirrors(l.cfg.SourcesSeen())
 	}
+	l.handled.Store(u.Source, true)
+}
+
+// SourceHandled reports that the loop has admitted the pods of the
+// source's first snapshot: ActivePods lists them from then on.
+func (l *Loop) SourceHandled(source string) bool {
+	_, ok := l.handled.Load(source)
+	return ok
 }
 
 // removedGrace is the grace period of a pod that left its source. A pod the

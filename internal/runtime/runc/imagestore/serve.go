@@ -11,7 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
+
+	"github.com/runlet/runlet/internal/localsock"
 )
 
 // socketName is the store's load socket, beside its lock. The process that
@@ -31,31 +32,14 @@ type loadAnswer struct {
 // Serve takes loads on the store's socket until ctx ends. Only root can
 // connect: the socket is 0600 under the store's 0700 root.
 func (s *Store) Serve(ctx context.Context) error {
-	path := filepath.Join(s.root, socketName)
 	// The store's lock is held: a socket left there is a dead runlet's.
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	l, err := net.Listen("unix", path)
+	l, err := localsock.Listen(filepath.Join(s.root, socketName))
 	if err != nil {
 		return fmt.Errorf("image store: load socket: %w", err)
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		_ = l.Close()
-		return err
-	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+loadPath, s.serveLoad)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
-	go func() {
-		<-ctx.Done()
-		_ = srv.Close()
-	}()
-	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return localsock.Serve(ctx, l, mux)
 }
 
 // serveLoad writes the streamed tarball under tmp/ (loads need to read it
@@ -108,17 +92,12 @@ func LoadThrough(ctx context.Context, root, file string) ([]string, error) {
 		return nil, err
 	}
 	defer body.Close()
-	client := &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", path)
-		},
-	}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://runlet"+loadPath, body)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/x-tar")
-	resp, err := client.Do(req)
+	resp, err := localsock.Client(path).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("sending the tarball to the running runlet: %w", err)
 	}
