@@ -108,7 +108,9 @@ func (l *Loop) orphans(desired map[types.UID]bool) []string {
 		if desired[types.UID(uid)] || l.workers.known(types.UID(uid)) {
 			continue
 		}
-		if l.cfg.InAPI != nil && l.cfg.InAPI(types.UID(uid)) {
+		// A pod refused at admission is the API's but must not run: the
+		// kubelet kills what the runtime still runs of it, as an orphan's.
+		if l.cfg.InAPI != nil && l.cfg.InAPI(types.UID(uid)) && !l.isRejected(types.UID(uid)) {
 			continue
 		}
 		out = append(out, uid)

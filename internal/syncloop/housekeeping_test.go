@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runlet/runlet/internal/polltest"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/runtimefake"
 	v1 "k8s.io/api/core/v1"
@@ -77,6 +78,28 @@ func TestHousekeepingKeepsPodsTheAPIHolds(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // a removal would run off the loop's goroutine
 	if n := f.Calls("RemoveSandbox"); n != 0 {
 		t.Errorf("RemoveSandbox called %d times for a pod the API holds", n)
+	}
+}
+
+// TestHousekeepingRemovesRejectedPods: a pod the API holds but the node
+// refused at admission (after a restart, say) has its leftover containers
+// removed, as the kubelet kills the runtime pods no pod worker runs.
+func TestHousekeepingRemovesRejectedPods(t *testing.T) {
+	e := newLoopEnv(t, envOptions{manual: true, syncer: &fakeSyncer{calls: make(chan call, 100)}, sourcesSeen: func() bool { return true },
+		config: func(c *Config) { c.InAPI = func(types.UID) bool { return true } }})
+	ctx, f, l := e.ctx, e.f, e.loop
+	for _, uid := range []string{"refused", "kept"} {
+		if _, err := f.CreateSandbox(ctx, runtime.SandboxConfig{PodUID: uid, Namespace: "ns", Name: uid}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.reject(loopPod("refused"), "NodeShutdown", "the node is shutting down")
+	e.pl.Relist(ctx)
+	l.housekeeping(ctx)
+	polltest.Eventually(t, 10*time.Second, "the refused pod's sandbox removed", func() bool { return f.Calls("RemoveSandbox") == 1 })
+	time.Sleep(100 * time.Millisecond) // a second removal would run off the loop's goroutine
+	if n := f.Calls("RemoveSandbox"); n != 1 {
+		t.Errorf("RemoveSandbox called %d times; want once, for the refused pod only", n)
 	}
 }
 

@@ -1,11 +1,13 @@
 package syncloop
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/runlet/runlet/internal/polltest"
 	"github.com/runlet/runlet/internal/runtime"
+	"github.com/runlet/runlet/internal/runtime/runtimefake"
 	"github.com/runlet/runlet/internal/status"
 	v1 "k8s.io/api/core/v1"
 )
@@ -17,7 +19,8 @@ import (
 // state, the pod never fails (restartPolicy Never), and the restart happens
 // once.
 func TestRestartAllContainers(t *testing.T) {
-	e := newLoopEnv(t, envOptions{apiOnly: true})
+	held := &heldRemovals{release: make(chan struct{})}
+	e := newLoopEnv(t, envOptions{apiOnly: true, backend: func(f *runtimefake.Fake) runtime.Runtime { held.Fake = f; return held }})
 	never := v1.ContainerRestartPolicyNever
 	pod := loopPod("ra")
 	pod.Spec.RestartPolicy = v1.RestartPolicyNever
@@ -49,6 +52,14 @@ func TestRestartAllContainers(t *testing.T) {
 	if err := e.f.Exit(e.newest("ra", "source").ID, 42); err != nil {
 		t.Fatal(err)
 	}
+	// The status manager writes only a pod's newest status: the removals
+	// wait until the API has been told that the restart began.
+	polltest.Eventually(t, 10*time.Second, "AllContainersRestarting True in the API", func() bool {
+		p := e.pod("ra")
+		c := findCond(p.Status.Conditions, v1.AllContainersRestarting)
+		return c != nil && c.Status == v1.ConditionTrue
+	})
+	close(held.release)
 	if secondInit := runInit(); secondInit == firstInit {
 		t.Fatal("the init container did not run again")
 	}
@@ -113,4 +124,19 @@ func findCond(conds []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition {
 		}
 	}
 	return nil
+}
+
+// heldRemovals is a backend whose container removals wait until released.
+type heldRemovals struct {
+	*runtimefake.Fake
+	release chan struct{}
+}
+
+func (h *heldRemovals) RemoveContainer(ctx context.Context, id string) error {
+	select {
+	case <-h.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return h.Fake.RemoveContainer(ctx, id)
 }
