@@ -122,6 +122,8 @@ type Manager struct {
 	// mountFailed: pods whose volumes failed beside their first network
 	// (volumes.go's mountsFirst).
 	mountFailed map[string]bool
+	// mountRetries are the waits between a sync's tries of the volumes.
+	mountRetries []time.Duration
 }
 
 // NewManager returns a manager for cfg.Runtime.
@@ -149,6 +151,7 @@ func NewManager(cfg Config) *Manager {
 		messages:        map[string]map[string]string{},
 		podCgroupTarget: map[string]runtime.Resources{},
 		mountFailed:     map[string]bool{},
+		mountRetries:    mountRetries,
 		env:             cfg.Env,
 		hostIPs:         cfg.HostIPs,
 		secrets:         cfg.PullSecrets,

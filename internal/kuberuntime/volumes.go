@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/status"
@@ -31,18 +32,38 @@ func (noVolumes) ContainerMounts(*v1.Pod, *v1.Container, []v1.EnvVar) ([]runtime
 	return nil, nil
 }
 
+// mountRetries are the waits between a sync's tries of a pod's volumes, as
+// the kubelet's volume manager retries a failed mount (from 500 ms,
+// doubling) while SyncPod waits for it. The Node authorizer learns of a new
+// pod from its own watch, a moment after the node does: the first token or
+// Secret read of a new pod may be refused, and a sync failed for it would
+// wait out the pod worker's back-off.
+var mountRetries = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}
+
 // mountVolumes sets up the pod's volumes before its sandbox and containers,
 // as the kubelet waits for them in SyncPod: until every volume is ready the
-// containers wait (ContainerCreating) and each failure is a FailedMount event.
+// containers wait (ContainerCreating). The failures of the last try are
+// FailedMount events.
 func (m *Manager) mountVolumes(ctx context.Context, pod *v1.Pod) error {
-	ready, errs := m.volumes.SetUpPod(ctx, pod)
-	for _, err := range errs {
-		m.event(pod, v1.EventTypeWarning, "FailedMount", "%v", err)
+	for try := 0; ; try++ {
+		ready, errs := m.volumes.SetUpPod(ctx, pod)
+		if !ready && try < len(m.mountRetries) {
+			m.log.WithField("pod", pod.Namespace+"/"+pod.Name).WithError(errors.Join(errs...)).Debug("volumes not ready; trying again")
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(m.mountRetries[try]):
+				continue
+			}
+		}
+		for _, err := range errs {
+			m.event(pod, v1.EventTypeWarning, "FailedMount", "%v", err)
+		}
+		if !ready {
+			return fmt.Errorf("unable to attach or mount volumes: %w", errors.Join(errs...))
+		}
+		return nil
 	}
-	if !ready {
-		return fmt.Errorf("unable to attach or mount volumes: %w", errors.Join(errs...))
-	}
-	return nil
 }
 
 // mountInBackground mounts a new pod's volumes while its sandbox is being

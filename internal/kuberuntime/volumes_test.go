@@ -21,9 +21,18 @@ type fakeVolumes struct {
 	errs     []error
 	mounts   []runtime.Mount
 	mountErr error
+	// refused: the first tries fail, as a new pod's token read the Node
+	// authorizer refuses until it knows the pod.
+	refused, tries int
 }
 
-func (f *fakeVolumes) SetUpPod(context.Context, *v1.Pod) (bool, []error) { return f.ready, f.errs }
+func (f *fakeVolumes) SetUpPod(context.Context, *v1.Pod) (bool, []error) {
+	f.tries++
+	if f.tries <= f.refused {
+		return false, []error{errors.New(`MountVolume.SetUp failed for volume "token" : failed to fetch token: forbidden`)}
+	}
+	return f.ready, f.errs
+}
 
 func (f *fakeVolumes) ContainerMounts(*v1.Pod, *v1.Container, []v1.EnvVar) ([]runtime.Mount, error) {
 	return f.mounts, f.mountErr
@@ -47,6 +56,7 @@ func newVolumesEnv(t *testing.T, vols *fakeVolumes) (*env, *record.FakeRecorder)
 func TestSyncPodWaitsForVolumes(t *testing.T) {
 	vols := &fakeVolumes{errs: []error{errors.New(`MountVolume.SetUp failed for volume "cfg" : configmap "x" not found`)}}
 	e, rec := newVolumesEnv(t, vols)
+	e.m.mountRetries = []time.Duration{time.Millisecond, time.Millisecond}
 	net := newFakeNetwork()
 	e.m.network = net
 	pod := newPod(v1.RestartPolicyAlways, "c")
@@ -61,7 +71,10 @@ func TestSyncPodWaitsForVolumes(t *testing.T) {
 	}
 	evs := events(rec)
 	if strings.Contains(evs, "\n") || !strings.HasPrefix(evs, `Warning FailedMount MountVolume.SetUp failed for volume "cfg"`) {
-		t.Fatalf("events %q", evs)
+		t.Fatalf("events %q; want one FailedMount, of the sync's last try", evs)
+	}
+	if vols.tries != 3 {
+		t.Fatalf("volumes tried %d times in a sync; want 3", vols.tries)
 	}
 	// A retry mounts first: a volume that keeps failing sets up no network.
 	setups := len(net.ports)
@@ -83,6 +96,25 @@ func TestSyncPodWaitsForVolumes(t *testing.T) {
 	}
 	if sb := e.status(pod).Sandbox(); sb == nil || net.count() != 1 || sb.NetNS == "" {
 		t.Fatalf("sandbox %+v with %d pod networks; want it in the one network set up", sb, net.count())
+	}
+}
+
+// TestSyncPodRetriesVolumesRefusedAtFirst: a volume refused on the first
+// tries (a new pod the Node authorizer does not know yet) is tried again
+// within the sync, and the pod starts in that sync, with no event.
+func TestSyncPodRetriesVolumesRefusedAtFirst(t *testing.T) {
+	vols := &fakeVolumes{ready: true, refused: 2}
+	e, rec := newVolumesEnv(t, vols)
+	e.m.mountRetries = []time.Duration{time.Millisecond, time.Millisecond}
+	pod := newPod(v1.RestartPolicyAlways, "c")
+	if _, err := e.sync(pod); err != nil {
+		t.Fatalf("SyncPod with a volume refused twice: %v", err)
+	}
+	if e.latest(pod, "c").State != runtime.ContainerRunning {
+		t.Fatal("the container did not start in the sync")
+	}
+	if evs := events(rec); strings.Contains(evs, "FailedMount") {
+		t.Errorf("events %q; want no FailedMount for refusals that a retry got past", evs)
 	}
 }
 
