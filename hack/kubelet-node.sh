@@ -25,6 +25,7 @@
 #   CLUSTER_DNS   the kubelet's clusterDNS (e.g. 10.0.0.10)                   default none
 #   PORTMAP=0     no portmap plugin on the pod network (no hostPort; one plugin run less per pod start)
 #   KUBELET_V     the kubelet's log verbosity                                 default 0
+#   WATCH_PID     if set, a watchdog stops the node when that process exits (the bench sets it)
 # Pods get addresses from the Node's spec.podCIDR on a bridge of their own, kubelet-<hash of the name>.
 # The kubelet's kubepods cgroups live under /runlet-kubelet/<NODE_NAME> in every hierarchy.
 # Files: KUBELET_DIR/logs/{containerd,kubelet}.log, KUBELET_DIR/pids/, KUBELET_DIR/env (for callers).
@@ -182,6 +183,13 @@ CONTAINERD_PID_FILE=$PIDS/containerd.pid
 KUBELET_PID_FILE=$PIDS/kubelet.pid
 CGROUP_ROOT=$CGROUP_ROOT
 EOF
+  if [ -n "${WATCH_PID:-}" ] && ! alive watchdog; then
+    # stops the node if its caller dies without stopping it (a test's timeout, SIGKILL)
+    # shellcheck disable=SC2016 # expanded by the inner bash, from its arguments
+    setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done; exec bash "$2" down' kubelet-node-watchdog \
+      "$WATCH_PID" "$HACK_DIR/kubelet-node.sh" </dev/null >>"$LOGS/watchdog.log" 2>&1 &
+    echo $! >"$PIDS/watchdog.pid"
+  fi
   host_hold
   make_cgroups
   # the network is written again from the Node's podCIDR, which may differ from a previous cluster's
@@ -209,6 +217,9 @@ node_ready() {
 
 cmd_down() {
   local p
+  # the watchdog first, so that it does not race us (unless we are the watchdog: it execs this script)
+  [ "$(cat "$PIDS/watchdog.pid" 2>/dev/null)" = "$$" ] && rm -f "$PIDS/watchdog.pid"
+  stop_pid watchdog "$PIDS/watchdog.pid" 1 2>/dev/null
   # the pods go through the kubelet while it runs, so that their sandboxes and networks are torn down
   if alive kubelet && alive containerd; then
     "$KUBECTL" delete pods -A --field-selector "spec.nodeName=$NODE_NAME" --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
