@@ -44,6 +44,18 @@ export T0=${T0:-$(date +%s)}
 log() { echo "[$(( $(date +%s) - T0 ))s] $*" >&2; }
 die() { echo "error: $*" >&2; exit 1; }
 
+# locked LOCKFILE CMD... : run CMD holding LOCKFILE, waiting for whoever holds it (one build per cache
+# dir at a time)
+locked() {
+  local f=$1; shift
+  mkdir -p "$(dirname "$f")"
+  (
+    exec 9>"$f"
+    if ! flock -n 9; then log "another build holds $f; waiting for it"; flock 9; fi
+    "$@"
+  )
+}
+
 # stop_pid NAME PIDFILE [GRACE_SECONDS]: SIGTERM the recorded PID, SIGKILL after the grace period.
 stop_pid() {
   local name=$1 f=$2 grace=${3:-10} p
