@@ -106,6 +106,8 @@ host_release() {
   [ -d "$HOST_STATE/nodes" ] || return 0
   (
     flock 9
+    # a node that holds nothing (stopped already, or never up) puts nothing back
+    [ -f "$HOST_STATE/nodes/$hash" ] || exit 0
     rm -f "$HOST_STATE/nodes/$hash"
     [ -z "$(ls -A "$HOST_STATE/nodes")" ] || exit 0
     local s v d
