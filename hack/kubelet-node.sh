@@ -228,7 +228,8 @@ cmd_down() {
     for _ in $(seq 60); do [ -z "$(ctr tasks ls -q 2>/dev/null)" ] && break; sleep 0.5; done
   fi
   stop_pid kubelet "$PIDS/kubelet.pid" 10
-  if alive containerd; then
+  # what the kubelet did not stop: killed and deleted through containerd (a shim exits with its last task)
+  if alive containerd && [ -n "$(ctr tasks ls -q 2>/dev/null)" ]; then
     for p in $(ctr tasks ls -q 2>/dev/null); do ctr tasks kill -s SIGKILL "$p" >/dev/null 2>&1 || true; done
     sleep 1
     for p in $(ctr tasks ls -q 2>/dev/null); do ctr tasks delete -f "$p" >/dev/null 2>&1 || true; done
