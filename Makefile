@@ -12,7 +12,7 @@ VERSION ?= $(shell awk -F'"' '/^appVersion:/ {print $$2}' charts/runlet/Chart.ya
 COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 LDFLAGS = -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build image manifests run stop test test-unit test-e2e test-e2e-runc deps cp bench soak conformance lint clean
+.PHONY: all build image manifests run stop test test-unit test-e2e test-e2e-runc deps cp kubelet bench soak conformance lint clean
 
 all: build
 
@@ -74,9 +74,15 @@ space := $(subst x, ,x)
 test-e2e-runc: deps cp
 	RUNLET_E2E_RUNTIME=runc $(GO) test -count=1 -p 1 -parallel 3 -timeout $(E2E_TIMEOUT) -run '^($(subst $(space),|,$(strip $(RUNC_E2E_TESTS))))$$' ./test/e2e/
 
-# bench: runlet's figures next to the raw podman API's, one run (test/bench; RUNLET_BENCH_* env knobs)
+# bench: runlet on podman and on runc next to the kubelet on containerd and to the raw backends, one run
+# (test/bench; RUNLET_BENCH_* env knobs; RUNLET_BENCH_KUBELET=0 leaves the kubelet out)
 bench: deps cp
-	RUNLET_BENCH=1 $(GO) test -count=1 -timeout 90m -v -run TestBench ./test/bench
+	[ "$${RUNLET_BENCH_KUBELET:-1}" = 0 ] || bash hack/kubelet-build.sh >/dev/null
+	RUNLET_BENCH=1 $(GO) test -count=1 -timeout 180m -v -run TestBench ./test/bench
+
+## kubelet: the kubelet and containerd `make bench` compares runlet with (cached; hack/kubelet-build.sh)
+kubelet:
+	bash hack/kubelet-build.sh >/dev/null
 
 # conformance: upstream e2e specs against runlet nodes (hack/conformance). SET=nodeconformance (default):
 # the [NodeConformance] set, one node, 30-45 min; SET=conformance: all 462 [Conformance] specs, two nodes,

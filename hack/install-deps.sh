@@ -1,6 +1,6 @@
 #!/bin/bash
-# Install the Debian packages runlet's build, `make run`, `make lint` and the tests need (Debian 12 /
-# Ubuntu, as root).
+# Install the Debian packages runlet's build, `make run`, `make lint`, the tests and `make bench` need
+# (Debian 12 / Ubuntu, as root). gcc and libc6-dev build containerd (cgo) and the static pause image.
 # Idempotent: asks apt only when something is missing. Go itself is expected at /usr/local/go (1.26+).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -9,7 +9,7 @@ PKGS=(
   podman runc crun conmon catatonit containernetworking-plugins netavark aardvark-dns
   golang-github-containers-common uidmap slirp4netns fuse-overlayfs iptables
   busybox-static file openssl curl bc iproute2 procps util-linux ca-certificates git make shellcheck
-  dbus-daemon
+  dbus-daemon gcc libc6-dev
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -13,6 +13,24 @@ CP_CACHE=${CP_CACHE:-$RUNLET_CACHE/cp-$CP_K8S_VERSION}
 CP_BIN_DIR=${CP_BIN_DIR:-$CP_CACHE/bin}
 # shellcheck disable=SC2034 # used by the scripts that source this file
 CP_BINARIES="etcd etcdctl kube-apiserver kube-scheduler kube-controller-manager kube-proxy kubectl helm"
+# The real kubelet and containerd that `make bench` measures runlet against (hack/kubelet-build.sh,
+# hack/kubelet-node.sh): the kubelet from the control plane's k8s.io/kubernetes module, containerd pinned
+# here, each in a cache of its own version.
+CONTAINERD_VERSION=v2.4.2
+KUBELET_BIN_DIR=${KUBELET_BIN_DIR:-$RUNLET_CACHE/kubelet-$CP_K8S_VERSION/bin}
+# shellcheck disable=SC2034 # used by the scripts that source this file
+CONTAINERD_BIN_DIR=${CONTAINERD_BIN_DIR:-$RUNLET_CACHE/containerd-$CONTAINERD_VERSION/bin}
+
+# k8s_ldflags: the linker flags of the k8s.io/kubernetes binaries built here: stripped, and stamped with
+# CP_K8S_VERSION as a release build is (`kubectl version`, the apiserver's /version, `kubelet --version`)
+k8s_ldflags() {
+  local pkg ld="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld="$ld -X $pkg.gitVersion=$CP_K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=37 -X $pkg.gitTreeState=clean"
+    ld="$ld -X $pkg.gitCommit=0000000000000000000000000000000000000000 -X $pkg.buildDate=2026-01-01T00:00:00Z"
+  done
+  echo "$ld"
+}
 # CoreDNS for the cluster DNS add-on (hack/coredns-build.sh, hack/cluster-dns.sh): the release that
 # hack/cp-modules/coredns/go.mod pins, and the local image it is imported as
 coredns_version() { awk '$1 == "require" && $2 == "github.com/coredns/coredns" {print $3}' "$HACK_DIR/cp-modules/coredns/go.mod"; }
@@ -25,6 +43,18 @@ export T0=${T0:-$(date +%s)}
 # log MSG... : progress line for humans, on stderr
 log() { echo "[$(( $(date +%s) - T0 ))s] $*" >&2; }
 die() { echo "error: $*" >&2; exit 1; }
+
+# locked LOCKFILE CMD... : run CMD holding LOCKFILE, waiting for whoever holds it (one build per cache
+# dir at a time)
+locked() {
+  local f=$1; shift
+  mkdir -p "$(dirname "$f")"
+  (
+    exec 9>"$f"
+    if ! flock -n 9; then log "another build holds $f; waiting for it"; flock 9; fi
+    "$@"
+  )
+}
 
 # stop_pid NAME PIDFILE [GRACE_SECONDS]: SIGTERM the recorded PID, SIGKILL after the grace period.
 stop_pid() {

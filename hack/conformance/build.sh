@@ -9,11 +9,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-LD="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  LD="$LD -X $pkg.gitVersion=$CP_K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=37 -X $pkg.gitTreeState=clean"
-  LD="$LD -X $pkg.gitCommit=0000000000000000000000000000000000000000 -X $pkg.buildDate=2026-01-01T00:00:00Z"
-done
+LD=$(k8s_ldflags)
 
 build_one() { # NAME
   local name=$1 out=$CONF_BIN_DIR/$1 mod t0

@@ -19,12 +19,7 @@ conf_go() { GOFLAGS="-buildvcs=false -mod=readonly" GOTOOLCHAIN=local CGO_ENABLE
 # with_lock NAME CMD... : run CMD holding $CONF_CACHE/.NAME.lock (one build per cache dir at a time)
 with_lock() {
   local name=$1; shift
-  mkdir -p "$CONF_CACHE"
-  (
-    exec 9>"$CONF_CACHE/.$name.lock"
-    if ! flock -n 9; then log "another $name build is running; waiting for it"; flock 9; fi
-    "$@"
-  )
+  locked "$CONF_CACHE/.$name.lock" "$@"
 }
 
 # conf_module: the wrapper module, copied into the cache when it changed

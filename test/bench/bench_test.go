@@ -34,13 +34,15 @@ func TestMain(m *testing.M) {
 // config holds the sample counts; each can be changed through the environment.
 type config struct {
 	n         int           // RUNLET_BENCH_N: samples of sequential start, exit and delete
-	bursts    []int         // RUNLET_BENCH_BURST: pods created at once, one burst per size; the first is also measured at rest
+	bursts    []int         // RUNLET_BENCH_BURST: pods created at once, one burst per size; the first is also measured at rest, on every node
 	clients   int           // RUNLET_BENCH_CLIENTS: concurrent clients creating a burst, runlet's (API) and raw's (libpod)
 	scale     int           // RUNLET_BENCH_SCALE: pods on the node for the scale figures; 0 skips them
 	secrets   int           // RUNLET_BENCH_SECRETS: unrelated Secrets for the memory figure; 0 skips it
-	cpuWindow time.Duration // RUNLET_BENCH_CPU_SECONDS: window of the CPU-at-rest figure
+	cpuWindow time.Duration // RUNLET_BENCH_CPU_SECONDS: window of the CPU figures
 	settle    time.Duration // RUNLET_BENCH_SETTLE_SECONDS: quiet time before RSS/CPU readings
-	runc      bool          // RUNLET_BENCH_RUNC (1): also measure the runc backend; 0 skips it
+	quiet     time.Duration // RUNLET_BENCH_QUIET_SECONDS: the longest wait for a settled host before a workload
+	runc      bool          // RUNLET_BENCH_RUNC (1): also measure runlet on runc; 0 skips it
+	kubelet   bool          // RUNLET_BENCH_KUBELET (1): also measure the kubelet on containerd; 0 skips it
 	join      int           // RUNLET_BENCH_JOIN: samples of `runlet join` → node Ready; 0 skips them
 }
 
@@ -53,13 +55,18 @@ func loadConfig() config {
 		secrets:   envInt("RUNLET_BENCH_SECRETS", 5000),
 		cpuWindow: time.Duration(envInt("RUNLET_BENCH_CPU_SECONDS", 30)) * time.Second,
 		settle:    time.Duration(envInt("RUNLET_BENCH_SETTLE_SECONDS", 10)) * time.Second,
+		quiet:     time.Duration(envInt("RUNLET_BENCH_QUIET_SECONDS", 180)) * time.Second,
 		runc:      envInt("RUNLET_BENCH_RUNC", 1) == 1,
+		kubelet:   envInt("RUNLET_BENCH_KUBELET", 1) == 1,
 		join:      envInt("RUNLET_BENCH_JOIN", 5),
 	}
 }
 
-// maxBurst is the largest burst: the node's --max-pods must hold it.
+// maxBurst is the largest burst: runlet on podman's --max-pods must hold it.
 func (c config) maxBurst() int { return slices.Max(c.bursts) }
+
+// maxPods is what the other nodes hold at most: the first burst, or the samples of a delete.
+func (c config) maxPods() int { return max(c.bursts[0], 2*c.n+2) + 10 }
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v >= 0 { // 0 is meaningful: RUNLET_BENCH_SCALE=0, RUNLET_BENCH_SECRETS=0 skip
@@ -84,47 +91,51 @@ func envInts(name string, def []int) []int {
 
 // results collects every figure; NaN (not measured) prints as "-".
 type results struct {
+	stacks                       map[string]*stackResults // by kind: runlet on podman, runlet on runc, the kubelet
+	hostRest                     cpuWindow                // the host with every node at 0 pods
 	rawStart, rawExit, rawDelete []time.Duration
 	rawKill                      []time.Duration // kill call → inspect exited
 	rawCNIStart                  []time.Duration // raw pods on runlet's pod network (CNI) instead of podman's bridge
-	runcRawStart, runcStart      []time.Duration // the runc backend: raw runc + CNI, and runlet --runtime=runc
-	runcBurst                    float64         // runlet on runc: pods/s of the first burst size
-	runcMem                      mem             // runlet on runc with the first burst's pods at rest
-	rawBurst, burst              map[int]float64 // burst size → pods/s
-	start, bound, exit, del      []time.Duration
+	runcRawStart                 []time.Duration // raw runc + CNI
+	rawBurst, burst              map[int]float64 // burst size → pods/s: raw podman, runlet on podman
+	bound, exit                  []time.Duration // runlet on podman: create → bound; container exit → API status
 	kill                         []time.Duration // kill call → API status
-	graceDel                     []time.Duration // delete, default grace, exits on SIGTERM → API object gone
 	resize                       []time.Duration // in-place resize call → the new limit in the status
-	mem0, memSecrets             mem             // 0 pods; 0 pods with cfg.secrets unrelated Secrets
+	mem0, memSecrets, memN       mem             // runlet on podman at 0 pods; with cfg.secrets unrelated Secrets; with the first burst's pods
 	floor                        mem             // vkfloor: the framework's node with a provider that does nothing
-	rest                         idle            // with the first burst's pods
 	relist, scaleRelist          relist          // cost of a relist with the first burst's and cfg.scale pods
 	relistRunletN, relistRunlet  float64         // runlet's own relists over the run: count, mean ms
 	scaleReady                   time.Duration   // cfg.scale pods created → all Ready
 	scaleRest                    idle            // with cfg.scale pods
-	probeCPU, probeSvcCPU        float64         // % of one core while cfg.bursts[0] pods are probed every second
-	probeGoroutines              float64         // runlet's goroutines with those probes, beyond its idle count
+	probeGoroutines              float64         // runlet's goroutines with the httpGet probes, beyond its idle count
 	join, joinRegistered         []time.Duration // exec of `runlet join` → Node Ready; → Node created
 	bootstrapReady               []time.Duration // exec of runlet with the bootstrap kubeconfig → Node Ready
 	notes                        []string        // printed after the table
 }
 
 func newResults() *results {
-	nan := math.NaN()
-	quiet := idle{cpu: nan, svcCPU: nan, mem: noMem(), svcMem: noMem()}
+	nan := nan()
 	none := relist{p50: nan, mean: nan}
-	return &results{rawBurst: map[int]float64{}, burst: map[int]float64{}, mem0: noMem(), runcMem: noMem(), runcBurst: nan, memSecrets: noMem(), floor: noMem(),
-		rest: quiet, relist: none, scaleRelist: none, relistRunletN: nan, relistRunlet: nan, scaleReady: -1,
-		scaleRest: quiet, probeCPU: nan, probeSvcCPU: nan, probeGoroutines: nan}
+	r := &results{stacks: map[string]*stackResults{}, hostRest: cpuWindow{procs: nan, host: nan},
+		rawBurst: map[int]float64{}, burst: map[int]float64{}, mem0: noMem(), memSecrets: noMem(), memN: noMem(), floor: noMem(),
+		relist: none, scaleRelist: none, relistRunletN: nan, relistRunlet: nan, scaleReady: -1,
+		scaleRest: idle{cpu: nan, svcCPU: nan, mem: noMem(), svcMem: noMem()}, probeGoroutines: nan}
+	for _, k := range kinds {
+		r.stacks[k] = newStackResults()
+	}
+	return r
 }
 
-// TestBench measures the raw backend first, then runlet on the same podman service.
+func nan() float64 { return math.NaN() }
+
+// TestBench measures the raw backends first, then runlet on podman, runlet on runc and the kubelet on
+// containerd side by side on one control plane, taking turns.
 func TestBench(t *testing.T) {
 	if os.Getenv("RUNLET_BENCH") != "1" {
 		t.Skip("benchmarks run with RUNLET_BENCH=1 (make bench)")
 	}
 	cfg := loadConfig()
-	ctx, cancel := context.WithTimeout(context.Background(), 85*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 175*time.Minute)
 	defer cancel()
 	load0 := loadavg()
 	r := newResults()
@@ -141,29 +152,26 @@ func TestBench(t *testing.T) {
 	t.Cleanup(func() { removeRaw(context.Background(), be.Client(), run) })
 
 	// Each phase is a subtest that begins on a settled host, so that one
-	// runs alone with -run TestBench/<phase>, and runlet on podman's node,
-	// pods and namespace are gone before the next phase.
+	// runs alone with -run TestBench/<phase>, and its nodes, pods and
+	// namespaces are gone before the next phase.
 	phase := func(name, what string, f func(t *testing.T)) {
 		t.Run(name, func(t *testing.T) {
-			r.notes = append(r.notes, waitQuiet(what, quietLimit))
+			r.notes = append(r.notes, waitQuiet(what, cfg.quiet))
 			f(t)
 		})
 	}
-	phase("raw", "raw podman", func(t *testing.T) {
+	phase("raw", "raw podman and raw runc", func(t *testing.T) {
 		benchRaw(t, ctx, cfg, be, run, r)
 		benchRawCNI(t, ctx, cfg, be, run, r)
+		if cfg.runc {
+			benchRawRunc(t, ctx, cfg, saveTestImage(t), r)
+		}
 	})
-	phase("podman", "runlet on podman", func(t *testing.T) { benchRunlet(t, ctx, cfg, be, r) })
+	phase("nodes", "the nodes", func(t *testing.T) { benchNodes(t, ctx, cfg, be, r) })
 	if cfg.join > 0 {
 		phase("join", "runlet join", func(t *testing.T) { benchJoin(t, ctx, cfg, be, r) })
 	}
-	if cfg.runc {
-		phase("runc", "runc (raw, then runlet)", func(t *testing.T) { benchRunc(t, ctx, cfg, r) })
-	}
 }
-
-// quietLimit bounds each wait for a settled host.
-const quietLimit = 3 * time.Minute
 
 func runID() string {
 	b := make([]byte, 3)

@@ -65,8 +65,13 @@ func readMem(t *testing.T, pid int, metricsURL string) mem {
 
 // scrape reads every metric family runlet exports.
 func scrape(metricsURL string) (map[string]*dto.MetricFamily, error) {
-	c := &http.Client{Timeout: 10 * time.Second}
-	resp, err := c.Get(metricsURL + "/metrics")
+	return scrapeWith(&http.Client{Timeout: 10 * time.Second}, metricsURL)
+}
+
+// scrapeWith reads every metric family of an endpoint through the client (the kubelet's needs the
+// cluster admin's certificate).
+func scrapeWith(c *http.Client, baseURL string) (map[string]*dto.MetricFamily, error) {
+	resp, err := c.Get(baseURL + "/metrics")
 	if err != nil {
 		return nil, err
 	}

@@ -6,43 +6,55 @@ import (
 
 	"github.com/runlet/runlet/test/e2e/framework"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// benchProbes runs cfg.bursts[0] pods, each with an httpGet readiness probe every
-// second (busybox httpd answering it), and measures runlet's CPU and
-// goroutines while they are probed. runlet sends the probes itself: the
-// podman service's CPU shows they cost it nothing.
-func benchProbes(n *node, r *results) {
-	t, ctx, cfg, rl, ns := n.t, n.ctx, n.cfg, n.rl, n.ns
-	api := n.api
-	count := cfg.bursts[0]
-	progress("runlet: %d pods with an httpGet readiness probe every second", count)
-	g0 := metricValue(rl.MetricsURL(), "go_goroutines")
-	pods := make([]*v1.Pod, count)
-	err := parallel(20, count, func(i int) (err error) {
-		c := framework.Busybox("web", "sh", "-c", "echo ok >/var/www/index.html; exec httpd -f -p 8080 -h /var/www")
-		c.ReadinessProbe = &v1.Probe{PeriodSeconds: 1, ProbeHandler: v1.ProbeHandler{
-			HTTPGet: &v1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8080)}}}
-		p := framework.PodFor(rl.NodeName, ns, fmt.Sprintf("probed-%d", i), c)
-		pods[i], err = api.Create(ctx, p, metav1.CreateOptions{})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range pods {
-		if _, ok := n.w.wait("ready/"+p.Name, 5*time.Minute); !ok {
-			t.Fatalf("pod %s not ready\n%s", p.Name, framework.DescribePod(ns, p.Name))
-		}
-	}
-	progress("runlet: %d probed pods ready: settling %v, then CPU over %v", count, cfg.settle, cfg.cpuWindow)
-	time.Sleep(cfg.settle)
-	r.probeCPU, r.probeSvcCPU = cpuOver(t, cfg.cpuWindow, rl.PID(), n.be.ServicePID())
-	r.probeGoroutines = metricValue(rl.MetricsURL(), "go_goroutines") - g0
+// The probes each pod of benchProbes gets, every second.
+const (
+	probeHTTP = "httpGet" // busybox httpd answers it; the agent sends it
+	probeExec = "exec"    // `true` in the container, through the runtime
+)
 
-	progress("runlet: probes: %.2f %% of a core (podman service %.2f %%), +%.0f goroutines; deleting the pods",
-		r.probeCPU, r.probeSvcCPU, r.probeGoroutines)
-	n.gone(pods)
+// benchProbes runs cfg.bursts[0] pods on each node in turn, each with a
+// readiness probe of the kind every second, and measures the CPU of the
+// node's agent, of its stack and of the host while they are probed. On
+// runlet on podman it also counts the goroutines the httpGet probes add.
+func benchProbes(nodes []*node, r *results, kind string) {
+	cfg := nodes[0].cfg
+	count := cfg.bursts[0]
+	inTurns(nodes, 1, func(n *node, _ int) {
+		r.notes = append(r.notes, waitQuiet(fmt.Sprintf("%s: %d pods probed (%s)", n.agentName(), count, kind), cfg.quiet))
+		progress("%s: %d pods with an %s readiness probe every second", n.agentName(), count, kind)
+		g0 := nan()
+		if n.kind == kindPodman {
+			g0 = metricValue(n.rl.MetricsURL(), "go_goroutines")
+		}
+		_, pods := n.createMany("probed", count, func(name string) *v1.Pod { return n.pod(name, probed(kind)) })
+		n.waitAll("ready", pods, 5*time.Minute)
+		progress("%s: %d probed pods ready: settling %v, then CPU over %v", n.agentName(), count, cfg.settle, cfg.cpuWindow)
+		n.sleepSettle()
+		cpu := n.measureStackCPU()
+		if kind == probeHTTP {
+			r.stacks[n.kind].probeHTTP = cpu
+			if n.kind == kindPodman {
+				r.probeGoroutines = metricValue(n.rl.MetricsURL(), "go_goroutines") - g0
+			}
+		} else {
+			r.stacks[n.kind].exec = cpu
+		}
+		progress("%s: %s probes: CPU agent %.2f %%, stack %.2f %%, host %.2f %% of a core; deleting the pods",
+			n.agentName(), kind, cpu.agent, cpu.stack, cpu.host)
+		n.gone(pods)
+	})
+}
+
+// probed is a busybox httpd whose readiness is probed every second.
+func probed(kind string) v1.Container {
+	c := framework.Busybox("web", "sh", "-c", "echo ok >/var/www/index.html; exec httpd -f -p 8080 -h /var/www")
+	h := v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8080)}}
+	if kind == probeExec {
+		h = v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}
+	}
+	c.ReadinessProbe = &v1.Probe{PeriodSeconds: 1, ProbeHandler: h}
+	return c
 }

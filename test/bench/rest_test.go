@@ -1,14 +1,8 @@
 package bench
 
 import (
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/runlet/runlet/internal/runtime/hostproc"
 )
 
 // idle is what runlet and the podman service cost while nothing happens.
@@ -22,29 +16,9 @@ type idle struct {
 func atRest(t *testing.T, cfg config, pid, svcPID int, metricsURL string) idle {
 	time.Sleep(cfg.settle)
 	r := idle{mem: readMem(t, pid, metricsURL), svcMem: readMem(t, svcPID, "")}
-	r.cpu, r.svcCPU = cpuOver(t, cfg.cpuWindow, pid, svcPID)
+	rl, svc := make(chan cpuWindow, 1), make(chan cpuWindow, 1)
+	go func() { rl <- measureCPU([]int{pid}, cfg.cpuWindow) }()
+	go func() { svc <- measureCPU([]int{svcPID}, cfg.cpuWindow) }()
+	r.cpu, r.svcCPU = (<-rl).procs, (<-svc).procs
 	return r
-}
-
-// cpuOver is runlet's and the podman service's CPU over the window, in % of one core.
-func cpuOver(t *testing.T, window time.Duration, pid, svcPID int) (float64, float64) {
-	a0, b0, t0 := cpuTicks(t, pid), cpuTicks(t, svcPID), time.Now()
-	time.Sleep(window)
-	perCent := func(ticks int64) float64 { return float64(ticks) / hostproc.UserHZ / time.Since(t0).Seconds() * 100 }
-	return perCent(cpuTicks(t, pid) - a0), perCent(cpuTicks(t, svcPID) - b0)
-}
-
-// cpuTicks is utime+stime of a process from /proc/<pid>/stat, in clock ticks.
-func cpuTicks(t *testing.T, pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])) // f[0] is field 3 (state)
-	if len(f) < 13 {
-		t.Fatalf("/proc/%d/stat: %q", pid, b)
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return u + s
 }

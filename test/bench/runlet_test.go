@@ -1,10 +1,8 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,71 +11,45 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
-	"github.com/runlet/runlet/internal/runtime/podman"
-	"github.com/runlet/runlet/internal/runtime/podman/libpod"
 	"github.com/runlet/runlet/test/e2e/framework"
 )
 
 const labelPodUID = framework.LabelPodUID
 
-// benchRunlet measures runlet on the podman service the raw figures were taken on.
-func benchRunlet(t *testing.T, ctx context.Context, cfg config, be *podman.Backend, r *results) {
-	level := cmp.Or(os.Getenv("RUNLET_BENCH_LOG_LEVEL"), "info")
-	rl := framework.StartRunlet(t, framework.RunletOptions{
-		PodmanSocket: be.Client().Socket(), LogLevel: level, MaxPods: max(cfg.maxBurst(), cfg.scale) + cfg.n + 10,
-	})
-	if keep := os.Getenv("RUNLET_BENCH_LOG"); keep != "" { // runlet's log outlives the test's temp dir
-		t.Cleanup(func() {
-			if err := os.WriteFile(keep, []byte(rl.Log()), 0o644); err != nil {
-				t.Log(err)
-			}
-		})
+// benchSequential starts cfg.n pods on each node one after the other, the nodes taking turns: API
+// create → Running seen by the watch. Each start on runlet on podman and on the kubelet is also split
+// hop by hop, and their runtime calls are counted.
+func benchSequential(nodes []*node, r *results) map[*node][]*v1.Pod {
+	cfg := nodes[0].cfg
+	progress("%d sequential pod starts on each of %d nodes, in turns", cfg.n, len(nodes))
+	before := map[*node]histos{}
+	for _, n := range nodes {
+		before[n] = n.runtimeOps()
 	}
-	ns := framework.Namespace(t)
-	n := &node{t: t, ctx: ctx, cfg: cfg, rl: rl, be: be, c: be.Client(), ns: ns,
-		api: framework.Get(t).Client.CoreV1().Pods(ns), w: watchPods(t, ns)}
-	progress("runlet %s (pid %d) is Ready; settling %v", rl.NodeName, rl.PID(), cfg.settle)
-	time.Sleep(cfg.settle)
-	r.mem0 = readMem(t, rl.PID(), rl.MetricsURL())
-	benchFloor(n, r)
-	benchSecrets(n, r)
-
-	_, warm := n.create("warm-up")
-	n.wait("running", warm.Name, 2*time.Minute)
-	seq := benchSequential(n, r)
-	benchExits(n, seq, r)
-	n.gone(append(seq, warm))
-	benchGraceDelete(n, r)
-	benchResize(n, r)
-	for i, size := range cfg.bursts {
-		benchBurst(n, size, i == 0, r)
-	}
-	if cfg.scale > 0 {
-		benchScale(n, r)
-	}
-	benchProbes(n, r)
-	r.relistRunletN, r.relistRunlet = relistHistogram(rl.MetricsURL())
-}
-
-// benchSequential starts cfg.n pods one after the other: API create → Running seen by the watch.
-func benchSequential(n *node, r *results) []*v1.Pod {
-	progress("runlet: %d sequential pod starts", n.cfg.n)
-	ops0, _ := scrapeOps(n.rl.MetricsURL())
-	var seq []*v1.Pod
-	var h hops
-	for i := range n.cfg.n {
+	k0 := kubeletStartMetrics(nodes)
+	seq := map[*node][]*v1.Pod{}
+	var hp podmanHops
+	var hk kubeletHops
+	inTurns(nodes, cfg.n, func(n *node, i int) {
 		t0, p := n.create(fmt.Sprintf("s-%d", i))
 		running := n.wait("running", p.Name, 2*time.Minute)
 		bound := n.wait("bound", p.Name, time.Second)
-		r.start = append(r.start, running.Sub(t0))
-		r.bound = append(r.bound, bound.Sub(t0))
-		h.add(n, p.Name, t0, bound, running)
-		seq = append(seq, p)
+		r.stacks[n.kind].start = append(r.stacks[n.kind].start, running.Sub(t0))
+		switch n.kind {
+		case kindPodman:
+			r.bound = append(r.bound, bound.Sub(t0))
+			hp.add(n, p.Name, t0, bound, running)
+		case kindKubelet:
+			hk.add(n, p, t0, bound, running)
+		}
+		seq[n] = append(seq[n], p)
+	})
+	for _, n := range nodes {
+		if ops := n.runtimeOps(); len(ops) > 0 {
+			r.notes = append(r.notes, opsReport(fmt.Sprintf("sequential starts: runtime calls by %s", n.agentName()), before[n], ops, cfg.n))
+		}
 	}
-	if ops1, err := scrapeOps(n.rl.MetricsURL()); err == nil {
-		r.notes = append(r.notes, opsReport("sequential starts", ops0, ops1, n.cfg.n))
-	}
-	r.notes = append(r.notes, h.report())
+	r.notes = append(r.notes, hp.report(), hk.report(k0, kubeletStartMetrics(nodes)))
 	return seq
 }
 
@@ -109,50 +81,66 @@ func benchExits(n *node, pods []*v1.Pod, r *results) {
 	}
 }
 
-// benchGraceDelete deletes pods whose container exits on SIGTERM with the default grace period.
-func benchGraceDelete(n *node, r *results) {
-	progress("runlet: %d deletes with the default grace period (container exits on SIGTERM → API object gone)", n.cfg.n)
-	var graceful []*v1.Pod
-	for i := range n.cfg.n {
-		p := framework.PodFor(n.rl.NodeName, n.ns, fmt.Sprintf("g-%d", i),
-			framework.Busybox("c", "sh", "-c", `trap "exit 0" TERM; sleep 3600 & wait`))
+// benchDeletes deletes cfg.n running pods on each node with grace 0, the nodes taking turns: delete →
+// the API object gone and the node's sandbox of the pod removed. The object goes at once; the time
+// is the node's.
+func benchDeletes(nodes []*node, r *results) {
+	cfg := nodes[0].cfg
+	progress("%d deletes (grace 0 → API object gone and the sandbox removed) on each node, in turns", cfg.n)
+	pods := runningOn(nodes, "d", nil)
+	inTurns(nodes, cfg.n, func(n *node, i int) {
+		p := pods[n][i]
+		t0 := time.Now()
+		deletePod(n.t, n.ctx, n.api, p.Name)
+		clean := n.waitClean(p, time.Minute).Sub(t0)
+		inAPI := n.wait("gone", p.Name, time.Minute).Sub(t0)
+		r.stacks[n.kind].del = append(r.stacks[n.kind].del, max(clean, inAPI))
+	})
+}
+
+// benchGraceDeletes deletes cfg.n pods on each node whose container exits on SIGTERM, with the default
+// grace period, the nodes taking turns: delete → the API object gone, which the node removes once
+// the container has ended.
+func benchGraceDeletes(nodes []*node, r *results) {
+	cfg := nodes[0].cfg
+	progress("%d deletes with the default grace period (container exits on SIGTERM → API object gone) on each node, in turns", cfg.n)
+	pods := runningOn(nodes, "g", func(n *node, name string) *v1.Pod {
+		p := n.pod(name, framework.Busybox("c", "sh", "-c", `trap "exit 0" TERM; sleep 3600 & wait`))
 		p.Spec.TerminationGracePeriodSeconds = nil // the API's default, 30 s
-		created, err := n.api.Create(n.ctx, p, metav1.CreateOptions{})
-		if err != nil {
-			n.t.Fatalf("create pod %s: %v", p.Name, err)
-		}
-		graceful = append(graceful, created)
-	}
-	for _, p := range graceful {
-		n.wait("running", p.Name, 2*time.Minute)
-	}
-	for _, p := range graceful {
+		return p
+	})
+	inTurns(nodes, cfg.n, func(n *node, i int) {
+		p := pods[n][i]
 		t0 := time.Now()
 		if err := n.api.Delete(n.ctx, p.Name, metav1.DeleteOptions{}); err != nil {
 			n.t.Fatalf("delete pod %s: %v", p.Name, err)
 		}
-		r.graceDel = append(r.graceDel, n.wait("gone", p.Name, time.Minute).Sub(t0))
+		gone := n.wait("gone", p.Name, time.Minute).Sub(t0)
+		r.stacks[n.kind].graceDel = append(r.stacks[n.kind].graceDel, gone)
+		n.waitClean(p, time.Minute)
+	})
+}
+
+// runningOn creates cfg.n pods named prefix-<i> on each node (build nil: busybox `sleep 3600`) and
+// waits until all are Running.
+func runningOn(nodes []*node, prefix string, build func(n *node, name string) *v1.Pod) map[*node][]*v1.Pod {
+	out := map[*node][]*v1.Pod{}
+	for _, n := range nodes {
+		var b func(string) *v1.Pod
+		if build != nil {
+			b = func(name string) *v1.Pod { return build(n, name) }
+		}
+		_, out[n] = n.createMany(prefix, n.cfg.n, b)
 	}
+	for _, n := range nodes {
+		n.waitAll("running", out[n], 5*time.Minute)
+	}
+	return out
 }
 
 func deletePod(t *testing.T, ctx context.Context, api corev1.PodInterface, name string) {
 	zero := int64(0)
 	if err := api.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 		t.Fatalf("delete pod %s: %v", name, err)
-	}
-}
-
-// waitClean polls podman until no pod carries the pod's UID and returns when that was seen.
-func waitClean(t *testing.T, ctx context.Context, c *libpod.Client, p *v1.Pod, timeout time.Duration) time.Time {
-	deadline := time.Now().Add(timeout)
-	for {
-		ps, err := c.ListPods(ctx, labelPodUID+"="+string(p.UID))
-		if err == nil && len(ps) == 0 {
-			return time.Now()
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("podman pod of %s still there after %v (err %v)", p.Name, timeout, err)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -7,7 +7,7 @@ import "time"
 // memory and the relist cost, to set beside the first burst's.
 func benchScale(n *node, r *results) {
 	progress("runlet: scale, %d pods, %d clients", n.cfg.scale, n.cfg.clients)
-	t0, pods := n.createMany("scale", n.cfg.scale)
+	t0, pods := n.createMany("scale", n.cfg.scale, nil)
 	last := n.waitAll("ready", pods, 15*time.Minute)
 	r.scaleReady = last.Sub(t0)
 	progress("runlet: %d pods Running and Ready after %v: settling %v, then CPU over %v",

@@ -75,6 +75,17 @@ func RuncContainers(t testing.TB, rootDir string, uid types.UID) []BackendContai
 	return out
 }
 
+// RuncSandboxes lists the sandboxes of a pod UID that the runc runlet whose --root-dir is rootDir
+// keeps: one backend's alone, read from its records without asking podman.
+func RuncSandboxes(t testing.TB, rootDir string, uid types.UID) []BackendSandbox {
+	t.Helper()
+	out, err := runcSandboxes(filepath.Join(rootDir, "runc"), uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func sandboxes(uid types.UID) ([]BackendSandbox, error) {
 	var out []BackendSandbox
 	for _, root := range runcRoots() {
