@@ -23,6 +23,8 @@
 #   NODE_IP       the node's address (not loopback: the kubelet refuses it)   default the control plane's HOST_IP
 #   MAX_PODS      the kubelet's maxPods                                       default 110
 #   CLUSTER_DNS   the kubelet's clusterDNS (e.g. 10.0.0.10)                   default none
+#   REGISTRY      a registry containerd may pull from over plain HTTP (host:port: a conformance run's
+#                 stand-in for registry.k8s.io)                               default none
 #   PORTMAP=0     no portmap plugin on the pod network (no hostPort; one plugin run less per pod start)
 #   KUBELET_V     the kubelet's log verbosity                                 default 0
 #   WATCH_PID     if set, a watchdog stops the node when that process exits (the bench sets it)
@@ -198,6 +200,12 @@ EOF
   rm -f "$KUBELET_DIR/cni/net.d/"*
   fill net.tmpl.in "$KUBELET_DIR/cni/net.tmpl"
   fill containerd.toml.in "$KUBELET_DIR/containerd/config.toml"
+  rm -rf "$KUBELET_DIR/certs.d" && mkdir -p "$KUBELET_DIR/certs.d"
+  if [ -n "${REGISTRY:-}" ]; then
+    mkdir -p "$KUBELET_DIR/certs.d/$REGISTRY"
+    printf 'server = "http://%s"\n\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' "$REGISTRY" "$REGISTRY" \
+      >"$KUBELET_DIR/certs.d/$REGISTRY/hosts.toml"
+  fi
   if ! alive containerd; then
     start containerd "$CONTAINERD" --config "$KUBELET_DIR/containerd/config.toml"
     wait_for containerd 30 "$CTR" --address "$SOCK" version

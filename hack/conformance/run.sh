@@ -20,6 +20,8 @@
 #      RUNLET_BIN (a prebuilt runlet instead of building this checkout),
 #      RUNTIME (podman, or runc: the nodes run pods with runc and conmon, their image stores loaded with
 #        the test images from podman's storage, as `make run RUNTIME=runc` does),
+#      AGENT (runlet, or kubelet: the same run against kubelet nodes on containerd, hack/kubelet-node.sh,
+#        as the reference that tells what this machine fails from what runlet fails; RUNTIME is ignored),
 #      KEEP=1 leaves the run's state dirs in place (always kept when the run fails).
 # Results: ~/.cache/runlet/conformance-v1.37.2/runs/<stamp>-<port base>/ (e2e/e2e.log, e2e/report.json,
 # summary.txt, runlet.log and runlet-2.log, cp/logs, node-denials.txt). summary.txt ends with what the
@@ -31,6 +33,9 @@ conf_set
 ADDONS=${ADDONS:-1}
 RUNTIME=${RUNTIME:-podman}
 [ "$RUNTIME" = podman ] || [ "$RUNTIME" = runc ] || die "RUNTIME=$RUNTIME: podman or runc"
+AGENT=${AGENT:-runlet}
+[ "$AGENT" = runlet ] || [ "$AGENT" = kubelet ] || die "AGENT=$AGENT: runlet or kubelet"
+[ "$AGENT" = runlet ] || RUNTIME=containerd
 [ "$SET" = nodeconformance ] || [ "$ADDONS" = 1 ] || die "SET=$SET needs kube-proxy and CoreDNS: ADDONS=1"
 
 bash "$HACK_DIR/install-deps.sh"
@@ -40,6 +45,7 @@ for p in gcc libc6-dev make bzip2 python3 hostname bind9-dnsutils; do
 done
 bash "$HACK_DIR/cp-build.sh" >/dev/null
 bash "$CONF_HACK_DIR/build.sh" >/dev/null
+[ "$AGENT" = runlet ] || bash "$HACK_DIR/kubelet-build.sh" >/dev/null
 bash "$CONF_HACK_DIR/images.sh"
 [ "$ADDONS" != 1 ] || bash "$HACK_DIR/coredns-build.sh" >/dev/null
 
@@ -64,7 +70,7 @@ PKI=$CP_DIR/pki K=("$CP_BIN_DIR/kubectl" --kubeconfig "$CP_DIR/pki/admin.kubecon
 NODES=() ROOTS=() SFX=()
 for i in $(seq 0 $((SET_NODES - 1))); do
   s=; [ "$i" = 0 ] || s=-$((i + 1))
-  NODES+=("runlet-conformance-$PORT_BASE$s") ROOTS+=("$RUN/runlet$s") SFX+=("$s")
+  NODES+=("$AGENT-conformance-$PORT_BASE$s") ROOTS+=("$RUN/$AGENT$s") SFX+=("$s")
 done
 
 # The apiserver refuses to proxy nodes/proxy to a loopback address: the nodes' InternalIP (and so the
@@ -123,10 +129,10 @@ start_registry() {
 node_denials() {
   local out line rc=0
   [ -x "$RUN/nodedenials" ] && [ -f "$CP_DIR/logs/audit.log" ] || return 0
-  out=$("$RUN/nodedenials" "$CP_DIR/logs" 2>&1) || rc=$?
+  out=$("$RUN/nodedenials" -agent "$AGENT" "$CP_DIR/logs" 2>&1) || rc=$?
   printf '%s\n' "$out" >"$RUN/node-denials.txt"
   line=$(head -1 <<<"$out")
-  [ "$rc" != 2 ] || line="runlet as a node: no reading (${line#nodedenials: })"
+  [ "$rc" != 2 ] || line="$AGENT as a node: no reading (${line#nodedenials: })"
   log "$line (target: 0 refused)"
   grep '^  refused:' <<<"$out" | head -20 >&2 || true
   echo "$line (target: 0 refused; node-denials.txt)" >>"$RUN/summary.txt"
@@ -144,9 +150,13 @@ teardown() {
     for _ in $(seq 300); do kill -0 "$E2E_PID" 2>/dev/null || break; sleep 0.1; done
     if kill -0 "$E2E_PID" 2>/dev/null; then kill -KILL -- "-$E2E_PID" 2>/dev/null || true; fi # its own process group
   fi
-  # the runlets together (each may take its grace period)
+  # the nodes together (each may take its grace period)
   for i in "${!NODES[@]}"; do
-    stop_pid "runlet ${NODES[i]}" "$RUN/runlet${SFX[i]}.pid" 30 &
+    if [ "$AGENT" = kubelet ]; then
+      kubelet_node "$i" down &
+    else
+      stop_pid "runlet ${NODES[i]}" "$RUN/runlet${SFX[i]}.pid" 30 &
+    fi
     stoppers+=($!)
   done
   wait "${stoppers[@]}" 2>/dev/null || true
@@ -160,6 +170,7 @@ teardown() {
   # the run's names of the test images (the images keep their registry.k8s.io names)
   for t in "${REG_TAGS[@]}"; do podman untag "$t" "$t" >/dev/null 2>&1 || true; done
   for i in "${!NODES[@]}"; do
+    [ "$AGENT" = runlet ] || continue
     # what the e2e namespaces left in podman (runlet labels its objects with the node name)
     local f=label=io.runlet.owner=${NODES[i]} pods ctrs
     pods=$(podman pod ps -q --filter "$f" 2>/dev/null || true)
@@ -181,8 +192,19 @@ teardown() {
 trap 'teardown' EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 
+# kubelet_node I CMD [ARG...]: hack/kubelet-node.sh for node i (its own ports: +10 per node)
+# shellcheck disable=SC2317 # also called from teardown, which the EXIT trap runs
+kubelet_node() {
+  local i=$1; shift
+  CP_DIR=$CP_DIR NODE_NAME=${NODES[i]} KUBELET_DIR=${ROOTS[i]} PORT_BASE=$((PORT_BASE + 10 * i)) NODE_IP=$NODE_IP \
+    REGISTRY=$REG_HOST WATCH_PID=$$ CLUSTER_DNS=$([ "$ADDONS" != 1 ] || echo 10.0.0.10) \
+    bash "$HACK_DIR/kubelet-node.sh" "$@" 8>&-
+}
+
 # runlet-pause goes beside runlet, where the runc backend looks for it
-if [ -n "${RUNLET_BIN:-}" ]; then
+if [ "$AGENT" = kubelet ]; then
+  :
+elif [ -n "${RUNLET_BIN:-}" ]; then
   cp "$RUNLET_BIN" "$RUN/runlet-bin"
   pause_bin="$(dirname "$RUNLET_BIN")/runlet-pause"
   [ ! -x "$pause_bin" ] || cp "$pause_bin" "$RUN/runlet-pause"
@@ -197,7 +219,16 @@ fi
 # come after the nodes (below), not from cp-up.sh
 CP_WATCH_PID=$$ KUBE_PROXY=0 CLUSTER_DNS=0 bash "$HACK_DIR/cp-up.sh" >/dev/null 8>&-
 start_registry
-if [ "$RUNTIME" = runc ]; then
+if [ "$AGENT" = kubelet ]; then
+  # every test image (and CoreDNS) goes from podman's storage into each node's containerd, under both
+  # names, once the node is up (below)
+  mapfile -t images < <(podman images --format '{{.Repository}}:{{.Tag}}' | grep -E "^(registry\.k8s\.io|$REG_HOST)/" | sort -u)
+  [ "$ADDONS" != 1 ] || images+=("$(coredns_image)")
+  for i in "${!NODES[@]}"; do
+    kubelet_node "$i" up
+    kubelet_node "$i" images "${images[@]}"
+  done
+elif [ "$RUNTIME" = runc ]; then
   # every test image (and CoreDNS) goes from podman's storage into each node's image store, under both
   # names: only `Always` pulls go to the registry stand-in
   mapfile -t images < <(podman images --format '{{.Repository}}:{{.Tag}}' | grep -E "^(registry\.k8s\.io|$REG_HOST)/" | sort -u)
@@ -214,6 +245,7 @@ fi
 # node with its own root dir and ports (its own kubenet bridge over the podCIDR the controller-manager
 # gives it).
 for i in "${!NODES[@]}"; do
+  [ "$AGENT" = runlet ] || break
   args=(
     --bootstrap-kubeconfig "$PKI/bootstrap.kubeconfig" --nodename "${NODES[i]}" --register-with-taints=
     --address "$NODE_IP" --node-ip "$NODE_IP" --kubelet-port $((PORT_BASE + 250 + 10 * i))
@@ -237,6 +269,7 @@ for i in "${!NODES[@]}"; do
   log "runlet started (pid ${RUNLET_PIDS[i]}, node ${NODES[i]}, kubelet API $NODE_IP:$((PORT_BASE + 250 + 10 * i)), log $log_file)"
 done
 for i in "${!NODES[@]}"; do
+  [ "$AGENT" = runlet ] || break
   node=${NODES[i]} log_file=$RUN/runlet${SFX[i]}.log
   for n in $(seq 1 600); do
     "${K[@]}" get node "$node" >/dev/null 2>&1 && break
@@ -262,6 +295,7 @@ fi
 
 cat >"$RUN/run.env" <<EOF
 SET=$SET
+AGENT=$AGENT
 RUNTIME=$RUNTIME
 NODES="${NODES[*]}"
 NODE_IP=$NODE_IP
@@ -289,7 +323,7 @@ log "e2e.test exited with $e2e_rc"
 apart_name=vacuous; [ "$SET" = nodeconformance ] || apart_name=api-only
 set +e
 {
-  echo "SET=$SET: ${#NODES[@]} runlet node(s) (${NODES[*]}) on $RUNTIME at $NODE_IP; kube-proxy and CoreDNS: $([ "$ADDONS" = 1 ] && echo yes || echo no)"
+  echo "SET=$SET: ${#NODES[@]} $AGENT node(s) (${NODES[*]}) on $RUNTIME at $NODE_IP; kube-proxy and CoreDNS: $([ "$ADDONS" = 1 ] && echo yes || echo no)"
   python3 "$CONF_HACK_DIR/summarize.py" "$RUN/e2e/report.json" ${SPEC_LIST:+--list "$SPEC_LIST"} \
     --apart "$SET_APART" --apart-name "$apart_name"
 } | tee "$RUN/summary.txt"

@@ -48,11 +48,16 @@ type Summary struct {
 	Transient []string
 
 	refused map[string][]string // object key -> refusals not yet followed by a success
+	agent   string              // the user agent's prefix: "runlet/"
 }
 
 // Runlet reads every audit log in dir (audit.log and its rotated files) and summarises the
 // requests that runlet (user agent runlet/…) made as a node (system:node:…).
-func Runlet(dir string) (Summary, error) {
+func Runlet(dir string) (Summary, error) { return Agent(dir, "runlet") }
+
+// Agent is Runlet for the node agent whose user agent starts with agent + "/": the kubelet's
+// ("kubelet") for a reference run against the kubelet itself.
+func Agent(dir, agent string) (Summary, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "audit*.log"))
 	if err != nil || len(files) == 0 {
 		return Summary{}, fmt.Errorf("no audit log in %s", dir)
@@ -64,7 +69,7 @@ func Runlet(dir string) (Summary, error) {
 		}
 		return files[i] < files[j]
 	})
-	s := Summary{refused: map[string][]string{}}
+	s := Summary{refused: map[string][]string{}, agent: agent + "/"}
 	for _, f := range files {
 		if err := s.read(f); err != nil {
 			return s, err
@@ -104,7 +109,7 @@ func (s *Summary) add(line []byte) {
 	if json.Unmarshal(line, &e) != nil || e.Stage != "ResponseComplete" && e.Stage != "Panic" {
 		return
 	}
-	if !strings.HasPrefix(e.User.Username, "system:node:") || !strings.HasPrefix(e.UserAgent, "runlet/") {
+	if !strings.HasPrefix(e.User.Username, "system:node:") || !strings.HasPrefix(e.UserAgent, s.agent) {
 		return
 	}
 	s.Requests++
