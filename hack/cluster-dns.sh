@@ -9,7 +9,8 @@
 #   down    delete it
 #   render  print the manifest as applied
 # Env: CP_DIR (default <repo>/.run/cp), CLUSTER_DNS_IP (10.0.0.10: runlet's --cluster-dns),
-#      CLUSTER_DOMAIN (cluster.local: runlet's --cluster-domain)
+#      CLUSTER_DOMAIN (cluster.local: runlet's --cluster-domain), DNS_NODE (CoreDNS on that node, by its
+#      kubernetes.io/hostname label, instead of on the runlet nodes: a conformance run against the kubelet)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 CP_DIR=${CP_DIR:-$REPO_ROOT/.run/cp}
@@ -19,8 +20,10 @@ IMAGE=$(coredns_image)
 K=("$CP_BIN_DIR/kubectl" --kubeconfig "$CP_DIR/pki/admin.kubeconfig")
 
 render() {
+  local selector="type: virtual-kubelet"
+  [ -z "${DNS_NODE:-}" ] || selector="kubernetes.io/hostname: $DNS_NODE"
   sed -e "s|@COREDNS_IMAGE@|$IMAGE|g" -e "s|@CLUSTER_DNS_IP@|$CLUSTER_DNS_IP|g" \
-    -e "s|@CLUSTER_DOMAIN@|$CLUSTER_DOMAIN|g" "$HACK_DIR/cluster-dns.yaml"
+    -e "s|@CLUSTER_DOMAIN@|$CLUSTER_DOMAIN|g" -e "s|@NODE_SELECTOR@|$selector|g" "$HACK_DIR/cluster-dns.yaml"
 }
 
 case "${1:-}" in

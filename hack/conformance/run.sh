@@ -286,7 +286,8 @@ if [ "$ADDONS" = 1 ]; then
   # (both nodes have the host's address; "local" endpoints of a Local traffic policy are the first's).
   CP_DIR=$CP_DIR NODE_NAME=${NODES[0]} bash "$HACK_DIR/kube-proxy.sh" up 8>&- ||
     die "kube-proxy did not come up (log $CP_DIR/logs/kube-proxy.log; ADDONS=0 runs SET=nodeconformance without it)"
-  CP_DIR=$CP_DIR bash "$HACK_DIR/cluster-dns.sh" up 8>&-
+  dns_node=; [ "$AGENT" = runlet ] || dns_node=${NODES[0]}
+  CP_DIR=$CP_DIR DNS_NODE=$dns_node bash "$HACK_DIR/cluster-dns.sh" up 8>&-
   if ! CP_DIR=$CP_DIR TIMEOUT=180s bash "$HACK_DIR/cluster-dns.sh" wait 8>&-; then
     "${K[@]}" -n kube-system describe pods -l k8s-app=kube-dns >&2 || true
     die "CoreDNS did not become available (runlet logs: $RUN/runlet*.log; ADDONS=0 runs SET=nodeconformance without it)"
