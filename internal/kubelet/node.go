@@ -112,7 +112,12 @@ func buildNode(ctx context.Context, cfg NodeConfig, d NodeDeps, rec record.Event
 	}
 	n := &builtNode{cfg: cfg, d: d, core: core, rotation: rotation,
 		nodeStatus: nodeinfo.NewProvider(d.Backend, registered, core.PLEGHealth, networkHealth(d.Network)).WithPressure(core.Pressure, rec)}
-	n.vk, err = n.virtualNode(ctx, rec, registered, pods)
+	if n.vk, err = n.virtualNode(ctx, rec, registered, pods); err != nil {
+		return nil, err
+	}
+	if d.Network != nil {
+		err = n.vk.AddNodeEventHandler(podCIDRHandler(d.Network, cfg.PodCIDR, n.nodeStatus.Refresh))
+	}
 	return n, err
 }
 
@@ -150,7 +155,6 @@ func (n *builtNode) run(ctx context.Context) error {
 	if d.Metrics != nil {
 		go serveMetrics(ctx, d.Metrics, healthChecks(d.Client, d.Backend, n.core), log)
 	}
-	go watchPodCIDRs(ctx, d.Client, n.cfg.NodeName, d.Network, n.cfg.PodCIDR, n.nodeStatus.Refresh)
 	n.core.Start(ctx)
 	go func() {
 		if err := n.vk.WaitReady(ctx); err == nil {
