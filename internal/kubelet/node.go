@@ -115,6 +115,9 @@ func buildNode(ctx context.Context, cfg NodeConfig, d NodeDeps, rec record.Event
 	if n.vk, err = n.virtualNode(ctx, rec, registered, pods); err != nil {
 		return nil, err
 	}
+	if err := n.vk.AddNodeEventHandler(n.nodeStatus.APIHandler()); err != nil {
+		return nil, err
+	}
 	if d.Network != nil {
 		err = n.vk.AddNodeEventHandler(podCIDRHandler(d.Network, cfg.PodCIDR, n.nodeStatus.Refresh))
 	}

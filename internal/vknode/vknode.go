@@ -27,6 +27,12 @@ import (
 // podResync is how often the pod informer replays its cache, nodeutil's default.
 const podResync = time.Minute
 
+// statusReportFrequency is how often the Node's status is written when
+// nothing in it changed: the kubelet's nodeStatusReportFrequency default.
+// The lease, renewed every 10 s, tells the control plane the node lives;
+// a change of the status is written at once (the NodeProvider's notify).
+const statusReportFrequency = 5 * time.Minute
+
 // Config is the node to run.
 type Config struct {
 	Name   string
@@ -112,7 +118,8 @@ func New(cfg Config) (*Node, error) {
 	nodes := &cachedNodes{NodeInterface: heartbeat.CoreV1().Nodes(), lister: nodeInformer.Lister(),
 		synced: nodeInformer.Informer().HasSynced}
 	nc, err := node.NewNodeController(cfg.NodeProvider, cfg.Node, nodes,
-		node.WithNodeEnableLeaseV1(heartbeat.CoordinationV1().Leases(v1.NamespaceNodeLease), node.DefaultLeaseDuration))
+		node.WithNodeEnableLeaseV1(heartbeat.CoordinationV1().Leases(v1.NamespaceNodeLease), node.DefaultLeaseDuration),
+		node.WithNodeStatusUpdateInterval(statusReportFrequency))
 	if err != nil {
 		return nil, fmt.Errorf("node controller: %w", err)
 	}
