@@ -86,10 +86,11 @@ func (h *harness) nodeCommand(kind, name, dir, kubeconfig string, port int) *exe
 			"--client-ca-file", h.c.CACert, "--node-labels", label)
 	}
 	// The kubelet API on its own port; no read-only port; the fake image
-	// service, as no containerd runs here.
+	// service, as no containerd runs here; the kubelet's client limits
+	// (kube-api-qps 50, burst 100) rather than kubemark's older 10 / 20.
 	return exec.Command(h.kubemark, "--morph=kubelet", "--name", name, "--kubeconfig", kubeconfig,
 		"--kubelet-port", strconv.Itoa(port), "--kubelet-read-only-port=0", "--use-host-image-service=false",
-		"--node-labels", label, "--v=0")
+		"--kube-api-qps=50", "--kube-api-burst=100", "--node-labels", label, "--v=0")
 }
 
 func startProc(name string, cmd *exec.Cmd, logPath string) (*nodeProc, error) {

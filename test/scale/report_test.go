@@ -37,10 +37,14 @@ func report(t *testing.T, cfg config, base baseline, results []*setResult, took 
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s %s\t\n", name, num(a, unit), num(k, unit), ratio(a, k), target, verdict)
 	}
 	notAbove := func(a, k float64) bool { return !math.IsNaN(k) && a <= k }
-	line("requests/node/min at rest (/metrics)", func(r *setResult) float64 { return sum(r.metrics) / float64(r.nodes) }, "", "≤ kubemark's", notAbove)
-	line("  the same, by node identity (audit)", func(r *setResult) float64 { return sum(r.audit) / float64(r.nodes) }, "", "≤ kubemark's", notAbove)
-	line("open watches/node (/metrics)", func(r *setResult) float64 { return sum(r.metricW) / float64(r.nodes) }, "", "≤ kubemark's", notAbove)
-	line("  the same, by node identity (audit)", func(r *setResult) float64 { return sum(r.auditW) / float64(r.nodes) }, "", "≤ kubemark's", notAbove)
+	// The targets are judged by node identity (the audit log); /metrics,
+	// which names no client, is the cross-check: net of the control
+	// plane's traffic with no node, it also carries the control plane's
+	// own watch renewals that fell into the window.
+	line("requests/node/min at rest, by node identity", func(r *setResult) float64 { return sum(r.audit) / float64(r.nodes) }, "", "≤ kubemark's", notAbove)
+	line("  all clients (/metrics), net of the control plane", func(r *setResult) float64 { return sum(r.metrics) / float64(r.nodes) }, "", "", nil)
+	line("open watches/node, by node identity", func(r *setResult) float64 { return sum(r.auditW) / float64(r.nodes) }, "", "≤ kubemark's", notAbove)
+	line("  all clients (/metrics), net of the control plane", func(r *setResult) float64 { return sum(r.metricW) / float64(r.nodes) }, "", "", nil)
 	line("pod start p50", func(r *setResult) float64 { return ms(percentile(r.latencies, .5)) }, "ms", "", nil)
 	line("pod start p99", func(r *setResult) float64 { return ms(percentile(r.latencies, .99)) }, "ms", "≤ 5000 ms",
 		func(a, _ float64) bool { return a <= ms(sloP99) })
@@ -56,11 +60,11 @@ func report(t *testing.T, cfg config, base baseline, results []*setResult, took 
 		fmt.Fprintf(&b, "%s: %d pods on %d nodes (%d to %d a node); %d node identities made requests in the window\n",
 			r.kind, len(r.latencies), r.nodes, r.podsLo, r.podsHi, r.auditIdentities)
 	}
-	b.WriteString("\nrequests per node per minute at rest, by verb and resource (/metrics net of the control plane | audit, by node identity):\n")
+	b.WriteString("\nrequests per node per minute at rest, by verb and resource (all clients from /metrics, net of the control plane | by node identity):\n")
 	table(&b, results, func(r *setResult) (map[string]float64, map[string]float64) { return r.metrics, r.audit }, func(v float64, r *setResult) float64 {
 		return v / float64(r.nodes)
 	})
-	b.WriteString("\nopen watches per node at the window's end, by resource (/metrics net of the control plane | audit, by node identity):\n")
+	b.WriteString("\nopen watches per node at the window's end, by resource (all clients from /metrics, net of the control plane | by node identity):\n")
 	table(&b, results, func(r *setResult) (map[string]float64, map[string]float64) { return r.metricW, r.auditW }, func(v float64, r *setResult) float64 {
 		return v / float64(r.nodes)
 	})

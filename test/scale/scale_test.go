@@ -37,7 +37,9 @@ type config struct {
 	// behind a queue of thousands.
 	createQPS float64
 	// settle is the wait after the last pod runs, before the window at
-	// rest; rest is that window.
+	// rest; rest is that window: 5 minutes by default, the kubelet's
+	// nodeStatusReportFrequency, so that each node's periodic status write
+	// falls in it once.
 	settle, rest time.Duration
 	// sets are the node sets, in the order they take turns.
 	sets []string
@@ -47,7 +49,7 @@ func loadConfig() config {
 	c := config{
 		nodes: envInt("RUNLET_SCALE_NODES", 100), podsPerNode: envInt("RUNLET_SCALE_PODS", 30),
 		createQPS: float64(envInt("RUNLET_SCALE_QPS", 20)),
-		settle:    envDuration("RUNLET_SCALE_SETTLE", time.Minute), rest: envDuration("RUNLET_SCALE_REST", 3*time.Minute),
+		settle:    envDuration("RUNLET_SCALE_SETTLE", time.Minute), rest: envDuration("RUNLET_SCALE_REST", 5*time.Minute),
 		sets: []string{setKubemark, setRunlet},
 	}
 	if v := os.Getenv("RUNLET_SCALE_SETS"); v != "" {
@@ -76,6 +78,7 @@ func TestScale(t *testing.T) {
 	}
 	cfg := loadConfig()
 	c := framework.Get(t)
+	raiseLimits(t, cfg.nodes)
 	t0 := time.Now()
 	h := newHarness(t, c, cfg)
 	progress("%d nodes a set, %d pods a node, pods created at %.0f/s; sets in turn: %s",
