@@ -27,11 +27,7 @@ log "modules downloaded"
 
 TMP=$CP_CACHE/bin.tmp
 rm -rf "$TMP"; mkdir -p "$TMP"
-LD="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  LD="$LD -X $pkg.gitVersion=$CP_K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=37 -X $pkg.gitTreeState=clean"
-  LD="$LD -X $pkg.gitCommit=0000000000000000000000000000000000000000 -X $pkg.buildDate=2026-01-01T00:00:00Z"
-done
+LD=$(k8s_ldflags)
 ( cd "$MODDIR/k8s" && go build -trimpath -ldflags="$LD" -o "$TMP/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler \
     k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-proxy \

@@ -28,11 +28,7 @@ rm -rf "$MODDIR"; mkdir -p "$MODDIR"
 cp "$SRC/go.mod" "$SRC/go.sum" "$MODDIR/"
 ( cd "$MODDIR" && go mod download )
 log "kubemark modules downloaded"
-LD="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  LD="$LD -X $pkg.gitVersion=$CP_K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=37 -X $pkg.gitTreeState=clean"
-  LD="$LD -X $pkg.gitCommit=0000000000000000000000000000000000000000 -X $pkg.buildDate=2026-01-01T00:00:00Z"
-done
+LD=$(k8s_ldflags)
 ( cd "$MODDIR" && go build -trimpath -ldflags="$LD" -o "$BIN.tmp" k8s.io/kubernetes/cmd/kubemark )
 mv -f "$BIN.tmp" "$BIN"
 echo "$HASH" >"$OUT/.source"

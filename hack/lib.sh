@@ -13,6 +13,16 @@ CP_CACHE=${CP_CACHE:-$RUNLET_CACHE/cp-$CP_K8S_VERSION}
 CP_BIN_DIR=${CP_BIN_DIR:-$CP_CACHE/bin}
 # shellcheck disable=SC2034 # used by the scripts that source this file
 CP_BINARIES="etcd etcdctl kube-apiserver kube-scheduler kube-controller-manager kube-proxy kubectl helm"
+# k8s_ldflags: the -ldflags of a Kubernetes binary built here: stripped, and stamped with CP_K8S_VERSION as
+# a release build stamps it (hack/cp-build.sh, hack/kubemark-build.sh)
+k8s_ldflags() {
+  local ld="-s -w" pkg
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld="$ld -X $pkg.gitVersion=$CP_K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=37 -X $pkg.gitTreeState=clean"
+    ld="$ld -X $pkg.gitCommit=0000000000000000000000000000000000000000 -X $pkg.buildDate=2026-01-01T00:00:00Z"
+  done
+  echo "$ld"
+}
 # CoreDNS for the cluster DNS add-on (hack/coredns-build.sh, hack/cluster-dns.sh): the release that
 # hack/cp-modules/coredns/go.mod pins, and the local image it is imported as
 coredns_version() { awk '$1 == "require" && $2 == "github.com/coredns/coredns" {print $3}' "$HACK_DIR/cp-modules/coredns/go.mod"; }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/runlet/runlet/test/e2e/framework"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -86,10 +87,12 @@ type setResult struct {
 	// metrics are the window's requests per minute from /metrics, net of
 	// the baseline, and the watches open at its end, net of the
 	// baseline's; audit the same, of the set's node identities alone.
-	metrics, audit   map[string]float64
-	metricW, auditW  map[string]float64
-	auditIdentities  int
-	mem              memStats
+	metrics, audit  map[string]float64
+	metricW, auditW map[string]float64
+	auditIdentities int
+	mem             memStats
+	// cpu is the median node's share of a core at rest, in per cent.
+	cpu              float64
 	deleted, stopped time.Duration
 }
 
@@ -113,10 +116,11 @@ func (h *harness) runSet(kind string, base baseline) *setResult {
 		kind, r.pods, r.created.Round(time.Second), percentile(r.latencies, .5).Round(time.Millisecond),
 		percentile(r.latencies, .99).Round(time.Millisecond), cfg.settle, cfg.rest)
 	time.Sleep(cfg.settle)
-	before, from := h.scrapeAPIServer(), time.Now()
+	before, from, cpu0 := h.scrapeAPIServer(), time.Now(), s.cpuSeconds()
 	time.Sleep(cfg.rest)
-	after, to := h.scrapeAPIServer(), time.Now()
+	after, to, cpu1 := h.scrapeAPIServer(), time.Now(), s.cpuSeconds()
 	r.window = to.Sub(from)
+	r.cpu = cpuMedian(cpu0, cpu1, r.window)
 	r.metrics = netOf(perMinute(delta(before.requests, after.requests), r.window), base.requests)
 	r.metricW = netOf(after.watches, base.watches)
 	split, err := readAudit(filepath.Join(h.c.CPDir, "logs"), "hollow-"+kind+"-", from, to)
@@ -164,12 +168,19 @@ func (h *harness) namespace(name string) string {
 	return name
 }
 
-// deletePods deletes the set's pods and waits until the nodes have let
-// them go.
+// deletePods deletes the set's pods at the pace they were created (one
+// call for all 3,000 outlasts the apiserver's request timeout) and waits
+// until the nodes have let them go.
 func (h *harness) deletePods(ns string, n int) {
 	progress("%s: deleting the %d pods", ns, n)
 	pods := h.c.Client.CoreV1().Pods(ns)
-	if err := pods.DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+	err := h.paced(n, func(i int) error {
+		if err := pods.Delete(context.Background(), podName(i), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
 		h.t.Fatal(err)
 	}
 	framework.Eventually(h.t, 10*time.Minute, "the pods gone from "+ns, func() (bool, error) {

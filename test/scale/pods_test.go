@@ -42,8 +42,8 @@ func scalePod(ns, name, kind string) *v1.Pod {
 	}
 }
 
-// createPods creates n pods in ns at qps a second, four at a time, while a
-// watch records when each runs; it returns once every pod is Running.
+// createPods creates n pods in ns at the run's pace while a watch records
+// when each runs; it returns once every pod is Running.
 func (h *harness) createPods(ns, kind string, n int, timeout time.Duration) *podStarts {
 	t := h.t
 	ps := &podStarts{created: map[string]time.Time{}, running: map[string]time.Time{}, nodes: map[string]string{}}
@@ -55,39 +55,20 @@ func (h *harness) createPods(ns, kind string, n int, timeout time.Duration) *pod
 	}
 	allRunning := make(chan struct{})
 	go ps.watch(w, n, allRunning)
-	limiter := rate.NewLimiter(rate.Limit(h.cfg.createQPS), 1)
-	names := make(chan string)
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for name := range names {
-				t0 := time.Now()
-				if _, err := h.c.Client.CoreV1().Pods(ns).Create(ctx, scalePod(ns, name, kind), metav1.CreateOptions{}); err != nil {
-					errs <- fmt.Errorf("create %s: %w", name, err)
-					continue
-				}
-				ps.mu.Lock()
-				ps.created[name] = t0
-				ps.mu.Unlock()
-			}
-		}()
-	}
-	for i := range n {
-		if err := limiter.Wait(ctx); err != nil {
-			t.Fatal(err)
+	err = h.paced(n, func(i int) error {
+		name, t0 := podName(i), time.Now()
+		if _, err := h.c.Client.CoreV1().Pods(ns).Create(ctx, scalePod(ns, name, kind), metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create %s: %w", name, err)
 		}
-		names <- fmt.Sprintf("p-%04d", i)
+		ps.mu.Lock()
+		ps.created[name] = t0
+		ps.mu.Unlock()
 		if i%500 == 499 {
 			progress("%s: %d pods created, %d Running", kind, i+1, ps.count())
 		}
-	}
-	close(names)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -96,6 +77,37 @@ func (h *harness) createPods(ns, kind string, n int, timeout time.Duration) *pod
 		t.Fatalf("%s: %d of %d pods Running after %v", kind, ps.count(), n, timeout)
 	}
 	return ps
+}
+
+func podName(i int) string { return fmt.Sprintf("p-%04d", i) }
+
+// paced calls fn for 0 … n-1 at the run's pace (RUNLET_SCALE_QPS), four
+// calls at a time, as clusterloader2 paces its creates and deletes; it
+// returns the first error.
+func (h *harness) paced(n int, fn func(i int) error) error {
+	limiter := rate.NewLimiter(rate.Limit(h.cfg.createQPS), 1)
+	next := make(chan int)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := fn(i); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	for i := range n {
+		_ = limiter.Wait(context.Background())
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	return <-errs
 }
 
 // watch records the first time each pod is seen Running, until n are.

@@ -52,6 +52,7 @@ func report(t *testing.T, cfg config, base baseline, results []*setResult, took 
 	line("memory/node RSS, median", func(r *setResult) float64 { return r.mem.rssMedian }, "MiB", "", nil)
 	line("memory/node RSS, largest", func(r *setResult) float64 { return r.mem.rssMax }, "MiB", "", nil)
 	line("memory/node PSS, median", func(r *setResult) float64 { return r.mem.pssMedian }, "MiB", "", nil)
+	line("CPU/node at rest, median", func(r *setResult) float64 { return r.cpu }, "% core", "", nil)
 	line("nodes Ready after start", func(r *setResult) float64 { return r.ready.Seconds() }, "s", "", nil)
 	line("pods created → all Running", func(r *setResult) float64 { return r.created.Seconds() }, "s", "", nil)
 	line("pods deleted → all gone", func(r *setResult) float64 { return r.deleted.Seconds() }, "s", "", nil)
@@ -126,8 +127,8 @@ func num(v float64, unit string) string {
 	if math.IsNaN(v) {
 		return "-"
 	}
-	if unit == "" {
-		return fmt.Sprintf("%.2f", v)
+	if unit == "" || unit == "% core" {
+		return strings.TrimSpace(fmt.Sprintf("%.2f %s", v, unit))
 	}
 	return fmt.Sprintf("%.1f %s", v, unit)
 }
