@@ -115,8 +115,7 @@ func startProc(name string, cmd *exec.Cmd, logPath string) (*nodeProc, error) {
 }
 
 // waitReady waits until every node of the set is Ready in the API.
-func (h *harness) waitReady(s *nodeSet, timeout time.Duration) time.Duration {
-	t0 := time.Now()
+func (h *harness) waitReady(s *nodeSet, timeout time.Duration) {
 	sel := setLabel + "=" + s.kind
 	framework.Eventually(h.t, timeout, fmt.Sprintf("%d %s nodes Ready", len(s.nodes), s.kind), func() (bool, error) {
 		for _, p := range s.nodes {
@@ -141,7 +140,6 @@ func (h *harness) waitReady(s *nodeSet, timeout time.Duration) time.Duration {
 		}
 		return true, nil
 	})
-	return time.Since(t0)
 }
 
 // stop ends every node of the set by its PID (SIGTERM, then SIGKILL after
