@@ -99,7 +99,7 @@ type setResult struct {
 // runSet runs one set from start to end: its nodes, its pods, the window
 // at rest, the pods' deletion and the nodes' end.
 func (h *harness) runSet(kind string, base baseline) *setResult {
-	t, cfg := h.t, h.cfg
+	cfg := h.cfg
 	r := &setResult{kind: kind, nodes: cfg.nodes, pods: cfg.nodes * cfg.podsPerNode}
 	ns := h.namespace("scale-" + kind)
 	progress("%s: starting %d hollow nodes", kind, cfg.nodes)
@@ -117,29 +117,35 @@ func (h *harness) runSet(kind string, base baseline) *setResult {
 	progress("%s: %d pods Running after %v: p50 %v, p99 %v; settling %v, then %v at rest",
 		kind, r.pods, r.created.Round(time.Second), percentile(r.latencies, .5).Round(time.Millisecond),
 		percentile(r.latencies, .99).Round(time.Millisecond), cfg.settle, cfg.rest)
-	time.Sleep(cfg.settle)
+	h.atRest(s, r, base)
+	t0 = time.Now()
+	h.deletePods(ns, r.pods)
+	r.deleted = time.Since(t0)
+	return r
+}
+
+// atRest reads the set's figures at rest: after settling, a window of
+// requests, then the watches, memory and CPU at its end.
+func (h *harness) atRest(s *nodeSet, r *setResult, base baseline) {
+	time.Sleep(h.cfg.settle)
 	before, from, cpu0 := h.scrapeAPIServer(), time.Now(), s.cpuSeconds()
-	time.Sleep(cfg.rest)
+	time.Sleep(h.cfg.rest)
 	after, to, cpu1 := h.scrapeAPIServer(), time.Now(), s.cpuSeconds()
 	r.window = to.Sub(from)
 	r.cpu = cpuMedian(cpu0, cpu1, r.window)
 	r.metrics = netOf(perMinute(delta(before.requests, after.requests), r.window), base.requests)
 	r.metricW = netOf(after.watches, base.watches)
-	split, err := readAudit(filepath.Join(h.c.CPDir, "logs"), "hollow-"+kind+"-", from, to)
+	split, err := readAudit(filepath.Join(h.c.CPDir, "logs"), "hollow-"+r.kind+"-", from, to)
 	if err != nil {
-		t.Fatalf("audit log: %v", err)
+		h.t.Fatalf("audit log: %v", err)
 	}
 	r.audit, r.auditW, r.auditIdentities = perMinute(split.requests, r.window), split.watches, split.identities
 	if r.mem, err = s.memory(); err != nil {
-		t.Fatalf("memory: %v", err)
+		h.t.Fatalf("memory: %v", err)
 	}
 	progress("%s: at rest, %.1f requests/node/min (audit %.1f), %.1f open watches/node (audit %.1f), RSS %.1f MiB/node",
-		kind, sum(r.metrics)/float64(r.nodes), sum(r.audit)/float64(r.nodes), sum(r.metricW)/float64(r.nodes),
+		r.kind, sum(r.metrics)/float64(r.nodes), sum(r.audit)/float64(r.nodes), sum(r.metricW)/float64(r.nodes),
 		sum(r.auditW)/float64(r.nodes), r.mem.rssMedian)
-	t0 = time.Now()
-	h.deletePods(ns, r.pods)
-	r.deleted = time.Since(t0)
-	return r
 }
 
 // netOf is m less the baseline, key by key, never below zero.

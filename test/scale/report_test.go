@@ -23,7 +23,26 @@ func report(t *testing.T, cfg config, base baseline, results []*setResult, took 
 		cfg.nodes, cfg.podsPerNode, cfg.createQPS, took.Round(time.Second))
 	fmt.Fprintf(&b, "at rest: a window of %v, %v after the last pod ran; /metrics net of the control plane's own (%.1f requests/min, %.0f watches, no node)\n\n",
 		cfg.rest, cfg.settle, sum(base.requests), sum(base.watches))
-	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	summary(&b, rl, km)
+	for _, r := range results {
+		fmt.Fprintf(&b, "%s: %d pods on %d nodes (%d to %d a node); %d node identities made requests in the window\n",
+			r.kind, len(r.latencies), r.nodes, r.podsLo, r.podsHi, r.auditIdentities)
+	}
+	b.WriteString("\nrequests per node per minute at rest, by verb and resource (all clients from /metrics, net of the control plane | by node identity):\n")
+	table(&b, results, func(r *setResult) (map[string]float64, map[string]float64) { return r.metrics, r.audit }, func(v float64, r *setResult) float64 {
+		return v / float64(r.nodes)
+	})
+	b.WriteString("\nopen watches per node at the window's end, by resource (all clients from /metrics, net of the control plane | by node identity):\n")
+	table(&b, results, func(r *setResult) (map[string]float64, map[string]float64) { return r.metricW, r.auditW }, func(v float64, r *setResult) float64 {
+		return v / float64(r.nodes)
+	})
+	t.Log(b.String())
+}
+
+// summary is the table of figures: runlet's, kubemark's, their ratio and
+// the verdict on each target.
+func summary(b *strings.Builder, rl, km *setResult) {
+	w := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "figure\trunlet\tkubemark\trunlet/kubemark\ttarget\t")
 	line := func(name string, f func(*setResult) float64, unit, target string, pass func(rl, km float64) bool) {
 		a, k := value(rl, f), value(km, f)
@@ -57,19 +76,6 @@ func report(t *testing.T, cfg config, base baseline, results []*setResult, took 
 	line("pods created → all Running", func(r *setResult) float64 { return r.created.Seconds() }, "s", "", nil)
 	line("pods deleted → all gone", func(r *setResult) float64 { return r.deleted.Seconds() }, "s", "", nil)
 	_ = w.Flush()
-	for _, r := range results {
-		fmt.Fprintf(&b, "%s: %d pods on %d nodes (%d to %d a node); %d node identities made requests in the window\n",
-			r.kind, len(r.latencies), r.nodes, r.podsLo, r.podsHi, r.auditIdentities)
-	}
-	b.WriteString("\nrequests per node per minute at rest, by verb and resource (all clients from /metrics, net of the control plane | by node identity):\n")
-	table(&b, results, func(r *setResult) (map[string]float64, map[string]float64) { return r.metrics, r.audit }, func(v float64, r *setResult) float64 {
-		return v / float64(r.nodes)
-	})
-	b.WriteString("\nopen watches per node at the window's end, by resource (all clients from /metrics, net of the control plane | by node identity):\n")
-	table(&b, results, func(r *setResult) (map[string]float64, map[string]float64) { return r.metricW, r.auditW }, func(v float64, r *setResult) float64 {
-		return v / float64(r.nodes)
-	})
-	t.Log(b.String())
 }
 
 // table prints one line per key, two columns (metrics | audit) per set.
