@@ -12,7 +12,7 @@ VERSION ?= $(shell awk -F'"' '/^appVersion:/ {print $$2}' charts/runlet/Chart.ya
 COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 LDFLAGS = -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build image manifests run stop test test-unit test-e2e test-e2e-runc deps cp kubelet bench soak conformance lint clean
+.PHONY: all build image manifests run stop test test-unit test-e2e test-e2e-runc deps cp kubelet bench soak scale conformance lint clean
 
 all: build
 
@@ -94,6 +94,13 @@ conformance:
 # soak: 500 pods created and deleted in waves; runlet's goroutines, fds and RSS before and after (test/soak)
 soak: deps cp
 	RUNLET_SOAK=1 $(GO) test -count=1 -timeout 60m -v -run TestSoak ./test/soak
+
+# scale: 100 of kubemark's hollow kubelets, then 100 hollow runlet nodes, 30 pods a node, on one control
+# plane: requests and watches per node, pod-start latency, memory per node (test/scale, docs/scale.md;
+# RUNLET_SCALE_* env knobs). It raises the open files and inotify limits the nodes need. Not part of
+# `make test`.
+scale: cp
+	RUNLET_SCALE=1 $(GO) test -count=1 -timeout 120m -v -run TestScale ./test/scale
 
 # lint needs helm, built with the control plane (cp), and shellcheck (hack/install-deps.sh), run on every
 # bash script of the repo: *.sh and .ci/run (its settings: .shellcheckrc)

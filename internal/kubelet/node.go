@@ -119,10 +119,26 @@ func buildNode(ctx context.Context, cfg NodeConfig, d NodeDeps, rec record.Event
 	if n.shutdownSock, err = listenShutdown(cfg.RootDir, core.Shutdown(), d.Log); err != nil {
 		return nil, err
 	}
-	if n.vk, err = n.virtualNode(ctx, rec, registered, pods); err != nil && n.shutdownSock != nil {
+	if err = n.wireVirtualNode(ctx, rec, registered, pods); err != nil && n.shutdownSock != nil {
 		n.shutdownSock.Close()
 	}
 	return n, err
+}
+
+// wireVirtualNode builds virtual-kubelet's node, and hands the node's own
+// watch of its Node to the node status and the pod network.
+func (n *builtNode) wireVirtualNode(ctx context.Context, rec record.EventRecorder, registered *v1.Node, pods *vknode.PodInformer) error {
+	var err error
+	if n.vk, err = n.virtualNode(ctx, rec, registered, pods); err != nil {
+		return err
+	}
+	if err := n.vk.AddNodeEventHandler(n.nodeStatus.APIHandler()); err != nil {
+		return err
+	}
+	if n.d.Network == nil {
+		return nil
+	}
+	return n.vk.AddNodeEventHandler(podCIDRHandler(n.d.Network, n.cfg.PodCIDR, n.nodeStatus.Refresh))
 }
 
 // virtualNode is virtual-kubelet's node around the core: the provider
@@ -159,7 +175,6 @@ func (n *builtNode) run(ctx context.Context) error {
 	if d.Metrics != nil {
 		go serveMetrics(ctx, d.Metrics, healthChecks(d.Client, d.Backend, n.core), log)
 	}
-	go watchPodCIDRs(ctx, d.Client, n.cfg.NodeName, d.Network, n.cfg.PodCIDR, n.nodeStatus.Refresh)
 	n.core.Start(ctx)
 	runShutdown(ctx, n.core.Shutdown(), n.shutdownSock, n.nodeStatus, log)
 	go func() {

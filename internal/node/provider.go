@@ -10,6 +10,7 @@ import (
 	"github.com/runlet/runlet/internal/runtime"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 )
 
@@ -97,6 +98,49 @@ func (p *Provider) watch(ctx context.Context) {
 // Refresh re-evaluates health at once, for a change (the pod CIDR) that
 // should not wait for the next tick.
 func (p *Provider) Refresh() { p.check() }
+
+// Reconcile compares the Node as the API has it with the conditions last
+// reported, and pushes them again when one of them says otherwise there:
+// the node lifecycle controller set Ready Unknown while the node could not
+// reach the apiserver, say. The kubelet compares them every
+// nodeStatusUpdateFrequency; runlet is told of each change by its watch of
+// its own Node, and between changes reports its status every
+// nodeStatusReportFrequency, as the kubelet does.
+func (p *Provider) Reconcile(api *v1.Node) {
+	p.mu.Lock()
+	cb := p.notifyCb
+	var n *v1.Node
+	if cb != nil && p.checked && differs(p.conds, api.Status.Conditions) {
+		n = p.node.DeepCopy()
+		n.Status.Conditions = slices.Clone(p.conds)
+	}
+	p.mu.Unlock()
+	if n != nil {
+		cb(n)
+	}
+}
+
+// APIHandler has Reconcile told of each change of the node's own Node.
+func (p *Provider) APIHandler() cache.ResourceEventHandler {
+	reconcile := func(obj any) {
+		if n, ok := obj.(*v1.Node); ok {
+			p.Reconcile(n)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{AddFunc: reconcile, UpdateFunc: func(_, obj any) { reconcile(obj) }}
+}
+
+// differs reports whether a condition of reported is missing from api or
+// has another status there.
+func differs(reported, api []v1.NodeCondition) bool {
+	for _, r := range reported {
+		i := slices.IndexFunc(api, func(c v1.NodeCondition) bool { return c.Type == r.Type })
+		if i < 0 || api[i].Status != r.Status {
+			return true
+		}
+	}
+	return false
+}
 
 // check re-evaluates health and pressure, and pushes a status only when
 // Ready or a pressure condition changed.

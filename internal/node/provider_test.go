@@ -144,3 +144,35 @@ func TestRegisteredNotReadyTurnsReady(t *testing.T) {
 		t.Fatalf("after the check failed: pushed %d, Ready %+v", len(pushed), c)
 	}
 }
+
+// TestReconcilePushesWhatTheAPILacks: a status the API holds otherwise (the
+// node lifecycle controller's Unknown after an outage) is pushed again at
+// once; a Node that agrees pushes nothing.
+func TestReconcilePushesWhatTheAPILacks(t *testing.T) {
+	tmpl := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}
+	tmpl.Status.Conditions = Conditions(nil)
+	p := NewProvider(nil, tmpl)
+	var pushed []*v1.Node
+	p.notifyCb = func(n *v1.Node) { pushed = append(pushed, n) }
+	p.check()
+
+	api := tmpl.DeepCopy()
+	p.Reconcile(api)
+	if len(pushed) != 0 {
+		t.Fatalf("pushed %d statuses for a Node that agrees", len(pushed))
+	}
+	for i := range api.Status.Conditions {
+		if api.Status.Conditions[i].Type == v1.NodeReady {
+			api.Status.Conditions[i].Status = v1.ConditionUnknown
+		}
+	}
+	p.Reconcile(api)
+	if len(pushed) != 1 || condition(pushed[0], v1.NodeReady).Status != v1.ConditionTrue {
+		t.Fatalf("after the API's Ready went Unknown: pushed %d, want one with Ready True", len(pushed))
+	}
+	api.Status.Conditions = nil
+	p.Reconcile(api)
+	if len(pushed) != 2 {
+		t.Fatalf("a Node without conditions: pushed %d in all, want 2", len(pushed))
+	}
+}

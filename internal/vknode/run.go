@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// Run serves the kubelet port, starts the pod informer and controller and,
-// once the pod controller is ready, the node controller; it returns when
-// ctx ends or a controller fails.
+// Run serves the kubelet port, starts the pod and node informers and the
+// pod controller and, once the pod controller is ready, the node
+// controller; it returns when ctx ends or a controller fails.
 func (n *Node) Run(ctx context.Context) (err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer func() {

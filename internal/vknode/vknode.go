@@ -27,6 +27,12 @@ import (
 // podResync is how often the pod informer replays its cache, nodeutil's default.
 const podResync = time.Minute
 
+// statusReportFrequency is how often the Node's status is written when
+// nothing in it changed: the kubelet's nodeStatusReportFrequency default.
+// The lease, renewed every 10 s, tells the control plane the node lives;
+// a change of the status is written at once (the NodeProvider's notify).
+const statusReportFrequency = 5 * time.Minute
+
 // Config is the node to run.
 type Config struct {
 	Name   string
@@ -83,10 +89,12 @@ func (p *PodInformer) AddEventHandler(h cache.ResourceEventHandler) error {
 
 // Node is a running virtual-kubelet node.
 type Node struct {
-	cfg   Config
-	nc    *node.NodeController
-	pc    *node.PodController
-	pods  *coreFactory
+	cfg  Config
+	nc   *node.NodeController
+	pc   *node.PodController
+	pods *coreFactory
+	// node watches the node's own Node object; it runs with the pods'.
+	node  corev1informers.NodeInformer
 	ready chan struct{}
 	done  chan struct{}
 	err   error
@@ -106,8 +114,12 @@ func New(cfg Config) (*Node, error) {
 	if heartbeat == nil {
 		heartbeat = cfg.Client
 	}
-	nc, err := node.NewNodeController(cfg.NodeProvider, cfg.Node, heartbeat.CoreV1().Nodes(),
-		node.WithNodeEnableLeaseV1(heartbeat.CoordinationV1().Leases(v1.NamespaceNodeLease), node.DefaultLeaseDuration))
+	nodeInformer := newNodeInformer(cfg.Pods.factory, cfg.Node.Name)
+	nodes := &cachedNodes{NodeInterface: heartbeat.CoreV1().Nodes(), lister: nodeInformer.Lister(),
+		synced: nodeInformer.Informer().HasSynced}
+	nc, err := node.NewNodeController(cfg.NodeProvider, cfg.Node, nodes,
+		node.WithNodeEnableLeaseV1(heartbeat.CoordinationV1().Leases(v1.NamespaceNodeLease), node.DefaultLeaseDuration),
+		node.WithNodeStatusUpdateInterval(statusReportFrequency))
 	if err != nil {
 		return nil, fmt.Errorf("node controller: %w", err)
 	}
@@ -115,7 +127,7 @@ func New(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Node{cfg: cfg, nc: nc, pc: pc, pods: cfg.Pods.factory, ready: make(chan struct{}), done: make(chan struct{})}, nil
+	return &Node{cfg: cfg, nc: nc, pc: pc, pods: cfg.Pods.factory, node: nodeInformer, ready: make(chan struct{}), done: make(chan struct{})}, nil
 }
 
 // PodController is the node's pod controller.

@@ -1,7 +1,8 @@
 // Package runtimefake is an in-memory runtime.Runtime for unit tests of the
 // kubelet core. It keeps sandboxes and containers with their states, exit
 // codes, timestamps and labels, and lets a test make containers exit, images
-// go missing and calls fail. It is never used outside tests.
+// go missing and calls fail. It is used only by tests and by the hollow
+// node of `make scale` (test/scale/hollow), which runs no container.
 package runtimefake
 
 import (
