@@ -16,7 +16,8 @@ const inotifyPerNode = 2
 // process inherits the open files limit raised to the hard one, and the
 // inotify instances that all nodes of a set need together are allowed
 // (the kernel's default, 128, is less than 100 kubemark nodes hold). The
-// limit stays raised after the run: a kubelet started meanwhile may need it.
+// host's limit is put back once the set's nodes have stopped (cleanups run
+// last in, first out, and the nodes start after this).
 func raiseLimits(t *testing.T, nodes int) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil && lim.Cur < lim.Max {
@@ -36,5 +37,10 @@ func raiseLimits(t *testing.T, nodes int) {
 			t.Fatalf("%d nodes need %d inotify instances, %s allows %d: %v", nodes, need, path, have, err)
 		}
 		progress("raised %s from %d to %d", path, have, need)
+		t.Cleanup(func() {
+			if err := os.WriteFile(path, []byte(strconv.Itoa(have)), 0o644); err != nil {
+				t.Logf("putting %s back to %d: %v", path, have, err)
+			}
+		})
 	}
 }
