@@ -238,5 +238,3 @@ func TestOnlineStartIgnoresCheckpoint(t *testing.T) {
 		t.Errorf("checkpoint kept %v; want the API's pod alone", kept)
 	}
 }
-
-

@@ -103,7 +103,7 @@ func Open(dir string, log logrus.FieldLogger) (*Store, error) {
 	}
 	s := &Store{dir: dir, log: log, pods: map[types.UID]*podEntry{}, objects: map[string]string{},
 		versions: map[string]string{},
-		pending: map[string][]byte{}, kick: make(chan struct{}, 1)}
+		pending:  map[string][]byte{}, kick: make(chan struct{}, 1)}
 	s.loadPods()
 	for _, d := range objectDirs {
 		s.indexObjects(d)

@@ -250,7 +250,7 @@ func TestNodeKept(t *testing.T) {
 		t.Fatal("a new checkpoint has a node")
 	}
 	s.SetNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"zone": "a"}},
-		Spec: v1.NodeSpec{PodCIDR: "10.1.0.0/24", PodCIDRs: []string{"10.1.0.0/24"}},
+		Spec:   v1.NodeSpec{PodCIDR: "10.1.0.0/24", PodCIDRs: []string{"10.1.0.0/24"}},
 		Status: v1.NodeStatus{Images: []v1.ContainerImage{{Names: []string{"big"}}}}})
 	s.Flush()
 	n := open(t, dir).Node()
@@ -288,8 +288,6 @@ func (unreachable) Get(string, string) (*v1.ConfigMap, error) {
 }
 func (unreachable) RegisterPod(*v1.Pod)   {}
 func (unreachable) UnregisterPod(*v1.Pod) {}
-
-
 
 // TestOfflineTokensAndServices: a pod's token and its namespace's services
 // are served offline as they were last handed out; the token goes with its

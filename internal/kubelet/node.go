@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/runlet/runlet/internal/checkpoint"
 	"github.com/runlet/runlet/internal/logs"
 	"github.com/runlet/runlet/internal/network/cni"
 	nodeinfo "github.com/runlet/runlet/internal/node"
@@ -94,14 +95,22 @@ type builtNode struct {
 }
 
 func buildNode(ctx context.Context, cfg NodeConfig, d NodeDeps, rec record.EventRecorder) (*builtNode, error) {
+	cp, err := openCheckpoint(cfg.Config, d.Log)
+	if err != nil {
+		return nil, err
+	}
+	existing := d.Existing
+	if existing == nil && cp != nil {
+		existing = cp.Node() // the API did not answer: the node as it last showed it
+	}
 	// Before nodeObject, which asks the network whether it is ready.
-	seedPodCIDRs(d.Existing, d.Network)
+	seedPodCIDRs(existing, d.Network)
 	registered, err := nodeObject(cfg, d.Host, d.Network)
 	if err != nil {
 		return nil, err
 	}
 	pods := vknode.NewPodInformer(d.Client, cfg.NodeName)
-	core, err := New(ctx, cfg.Config, d.core(rec, registered, pods))
+	core, err := New(ctx, cfg.Config, d.core(rec, withLabelsOf(registered, existing), pods, cp))
 	if err != nil {
 		return nil, err
 	}
@@ -134,11 +143,12 @@ func (n *builtNode) virtualNode(ctx context.Context, rec record.EventRecorder, r
 	})
 }
 
-// core are the core's deps: d, with the node's recorder, Node and pods.
-func (d NodeDeps) core(rec record.EventRecorder, registered *v1.Node, pods *vknode.PodInformer) Deps {
+// core are the core's deps: d, with the node's recorder, Node, pods and
+// checkpoint.
+func (d NodeDeps) core(rec record.EventRecorder, node *v1.Node, pods *vknode.PodInformer, cp *checkpoint.Store) Deps {
 	return Deps{
 		Client: d.Client, Events: d.Events, Backend: d.Backend, Host: d.Host, Recorder: rec, Log: d.Log,
-		Admission: d.Admission, Network: d.Network, Node: registered, Pods: pods,
+		Admission: d.Admission, Network: d.Network, Node: node, Pods: pods, Checkpoint: cp,
 	}
 }
 
@@ -150,7 +160,7 @@ func (n *builtNode) run(ctx context.Context) error {
 	if d.Metrics != nil {
 		go serveMetrics(ctx, d.Metrics, healthChecks(d.Client, d.Backend, n.core), log)
 	}
-	go watchPodCIDRs(ctx, d.Client, n.cfg.NodeName, d.Network, n.cfg.PodCIDR, n.nodeStatus.Refresh)
+	go watchNode(ctx, d.Client, n.cfg.NodeName, d.Network, n.cfg.PodCIDR, n.nodeStatus.Refresh, n.core.keepNode())
 	n.core.Start(ctx)
 	go func() {
 		if err := n.vk.WaitReady(ctx); err == nil {
