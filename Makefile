@@ -67,7 +67,8 @@ RUNC_E2E_TESTS ?= TestRuncNode TestClusterNetwork TestObservedGeneration TestLif
 	TestPodNetwork TestMissingClusterDNS TestCrashLoopBackOff TestSecurityBootstrapServingCert TestSecurity \
 	TestSecurityAlwaysAllow TestTermination TestTakenPortIsFatal TestClientCAFromTheCluster \
 	TestFaultSIGKILLWith50Pods TestFaultAPIServerStopped60s TestContainerLogRotation TestSidecars TestDiskPressureEvicts \
-	TestRestartAllContainers TestUserNamespaces TestRestartAsAService TestNodeIdentity TestTracesFollowAPod
+	TestRestartAllContainers TestUserNamespaces TestRestartAsAService TestNodeIdentity TestTracesFollowAPod \
+	TestRebootWithAPIServerDown
 # space is one blank: the list above is joined with | into one -run pattern
 space := $(subst x, ,x)
 test-e2e-runc: deps cp
