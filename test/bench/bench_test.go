@@ -42,6 +42,7 @@ type config struct {
 	settle    time.Duration // RUNLET_BENCH_SETTLE_SECONDS: quiet time before RSS/CPU readings
 	runc      bool          // RUNLET_BENCH_RUNC (1): also measure the runc backend; 0 skips it
 	join      int           // RUNLET_BENCH_JOIN: samples of `runlet join` → node Ready; 0 skips them
+	reboot    int           // RUNLET_BENCH_REBOOT: pods on the node rebooted with its apiserver down; 0 skips it
 }
 
 func loadConfig() config {
@@ -55,6 +56,7 @@ func loadConfig() config {
 		settle:    time.Duration(envInt("RUNLET_BENCH_SETTLE_SECONDS", 10)) * time.Second,
 		runc:      envInt("RUNLET_BENCH_RUNC", 1) == 1,
 		join:      envInt("RUNLET_BENCH_JOIN", 5),
+		reboot:    envInt("RUNLET_BENCH_REBOOT", 20),
 	}
 }
 
@@ -106,6 +108,9 @@ type results struct {
 	probeGoroutines              float64         // runlet's goroutines with those probes, beyond its idle count
 	join, joinRegistered         []time.Duration // exec of `runlet join` → Node Ready; → Node created
 	bootstrapReady               []time.Duration // exec of runlet with the bootstrap kubeconfig → Node Ready
+	rebootRunning                time.Duration   // a reboot with the apiserver down: runlet's exec → cfg.reboot pods Running; -1: not measured
+	reconnectStatus              time.Duration   // then the apiserver resumed → their statuses in the API; -1: not measured
+	reconnectRestarts            float64         // containers the reconnect restarted (NaN: not measured)
 	notes                        []string        // printed after the table
 }
 
@@ -115,7 +120,8 @@ func newResults() *results {
 	none := relist{p50: nan, mean: nan}
 	return &results{rawBurst: map[int]float64{}, burst: map[int]float64{}, mem0: noMem(), runcMem: noMem(), runcBurst: nan, memSecrets: noMem(), floor: noMem(),
 		rest: quiet, relist: none, scaleRelist: none, relistRunletN: nan, relistRunlet: nan, scaleReady: -1,
-		scaleRest: quiet, probeCPU: nan, probeSvcCPU: nan, probeGoroutines: nan}
+		scaleRest: quiet, probeCPU: nan, probeSvcCPU: nan, probeGoroutines: nan,
+		rebootRunning: -1, reconnectStatus: -1, reconnectRestarts: nan}
 }
 
 // TestBench measures the raw backend first, then runlet on the same podman service.
@@ -159,6 +165,9 @@ func TestBench(t *testing.T) {
 	}
 	if cfg.runc {
 		phase("runc", "runc (raw, then runlet)", func(t *testing.T) { benchRunc(t, ctx, cfg, r) })
+	}
+	if cfg.reboot > 0 {
+		phase("reboot", "a reboot with the apiserver down", func(t *testing.T) { benchReboot(t, ctx, cfg, r) })
 	}
 }
 

@@ -45,6 +45,11 @@ func checks(b *strings.Builder, cfg config, r *results) {
 	if cfg.runc {
 		runcChecks(check, cfg, r)
 	}
+	if cfg.reboot > 0 {
+		check("restarts on reconnect after a reboot", r.reconnectRestarts, 0,
+			fmt.Sprintf("%.0f containers restarted by the reconnect (target 0); %d pods Running %v after runlet's start with the apiserver down",
+				r.reconnectRestarts, cfg.reboot, r.rebootRunning.Round(100e6)))
+	}
 	if cfg.scale == 0 {
 		return
 	}

@@ -77,11 +77,25 @@ func rows(cfg config, r *results) []row {
 		row{fmt.Sprintf("runc: runlet RSS, %d pods", b0), "MiB", r.runcMem.rss, r.rest.mem.rss, "≤ podman's + 10 MiB",
 			"raw column: runlet on podman; " + r.runcMem.String()},
 	)
+	out = append(out,
+		row{fmt.Sprintf("reboot: %d pods Running", cfg.reboot), "s", seconds(r.rebootRunning), nan, "measured",
+			fmt.Sprintf("apiserver down: runlet's exec → every checkpointed pod Running (kubelet port), of which the --offline-start-after wait %v", rebootOfflineWait)},
+		row{"  then statuses in the API", "s", seconds(r.reconnectStatus), nan, "seconds", "apiserver resumed → every pod's post-reboot container in the API"},
+		row{"  restarts on reconnect", "containers", r.reconnectRestarts, nan, "0", fmt.Sprintf("containers not the ones run offline, %v after", cfg.settle)},
+	)
 	return append(out,
 		row{fmt.Sprintf("runlet CPU, %d pods probed", b0), "% core", r.probeCPU, nan, "≤ 5 %",
 			fmt.Sprintf("httpGet readiness every 1 s; podman service: %.1f %%; +%.0f goroutines", r.probeSvcCPU, r.probeGoroutines)},
 		row{"runlet's own relists", "ms", r.relistRunlet, nan, "", fmt.Sprintf("mean of %.0f over the run (runlet_pleg_relist_duration_seconds)", r.relistRunletN)},
 	)
+}
+
+// seconds is d in seconds; a negative d (not measured) is NaN.
+func seconds(d time.Duration) float64 {
+	if d < 0 {
+		return math.NaN()
+	}
+	return d.Seconds()
 }
 
 func orNaN(m map[int]float64, k int) float64 {
