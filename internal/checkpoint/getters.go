@@ -36,20 +36,11 @@ type ConfigMaps struct {
 
 // Get returns a configMap: from the API online, from the checkpoint offline.
 func (c ConfigMaps) Get(namespace, name string) (*v1.ConfigMap, error) {
-	rel := configMapFile(namespace, name)
-	if c.Store.Offline() {
-		var cm v1.ConfigMap
-		return &cm, c.Store.offlineGet(rel, &cm, v1.Resource("configmap"), namespace, name)
-	}
-	cm, err := c.ConfigMapSource.Get(namespace, name)
-	switch {
-	case err == nil:
-		c.Store.putObject(rel, cm.ResourceVersion, &v1.ConfigMap{ObjectMeta: stripped(&cm.ObjectMeta),
-			Data: cm.Data, BinaryData: cm.BinaryData, Immutable: cm.Immutable})
-	case apierrors.IsNotFound(err):
-		c.Store.putObject(rel, "", nil)
-	}
-	return cm, err
+	return through(c.Store, configMapFile(namespace, name), v1.Resource("configmap"), namespace, name,
+		func() (*v1.ConfigMap, error) { return c.ConfigMapSource.Get(namespace, name) },
+		func(cm *v1.ConfigMap) (string, any) {
+			return cm.ResourceVersion, &v1.ConfigMap{ObjectMeta: stripped(&cm.ObjectMeta), Data: cm.Data, BinaryData: cm.BinaryData, Immutable: cm.Immutable}
+		})
 }
 
 // Secrets serves secrets through the checkpoint.
@@ -60,20 +51,34 @@ type Secrets struct {
 
 // Get returns a secret: from the API online, from the checkpoint offline.
 func (s Secrets) Get(namespace, name string) (*v1.Secret, error) {
-	rel := secretFile(namespace, name)
-	if s.Store.Offline() {
-		var sec v1.Secret
-		return &sec, s.Store.offlineGet(rel, &sec, v1.Resource("secret"), namespace, name)
+	return through(s.Store, secretFile(namespace, name), v1.Resource("secret"), namespace, name,
+		func() (*v1.Secret, error) { return s.SecretSource.Get(namespace, name) },
+		func(sec *v1.Secret) (string, any) {
+			return sec.ResourceVersion, &v1.Secret{ObjectMeta: stripped(&sec.ObjectMeta), Data: sec.Data, Type: sec.Type, Immutable: sec.Immutable}
+		})
+}
+
+// through answers a get of one object, kept as the file rel: online from
+// the API, keeping what keep makes of the answer (with its version), or
+// that the API has no such object; offline from the checkpoint alone.
+func through[T any](s *Store, rel string, res schema.GroupResource, namespace, name string,
+	fromAPI func() (*T, error), keep func(*T) (version string, kept any)) (*T, error) {
+	if s.Offline() {
+		var v T
+		if err := s.offlineGet(rel, &v, res, namespace, name); err != nil {
+			return nil, err
+		}
+		return &v, nil
 	}
-	sec, err := s.SecretSource.Get(namespace, name)
+	obj, err := fromAPI()
 	switch {
 	case err == nil:
-		s.Store.putObject(rel, sec.ResourceVersion, &v1.Secret{ObjectMeta: stripped(&sec.ObjectMeta),
-			Data: sec.Data, Type: sec.Type, Immutable: sec.Immutable})
+		version, kept := keep(obj)
+		s.putObject(rel, version, kept)
 	case apierrors.IsNotFound(err):
-		s.Store.putObject(rel, "", nil)
+		s.putObject(rel, "", nil)
 	}
-	return sec, err
+	return obj, err
 }
 
 // offlineGet reads an object of the checkpoint into v; one the API did not

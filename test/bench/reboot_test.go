@@ -8,10 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -69,16 +65,7 @@ func benchReboot(t *testing.T, ctx context.Context, cfg config, r *results) {
 	progress("reboot: %d pods Running and checkpointed; rebooting node %s with the apiserver stopped", cfg.reboot, rl.NodeName)
 
 	framework.SimulateReboot(t, rl, pm)
-	apiPID := apiserverPID(t)
-	if err := syscall.Kill(apiPID, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	resumed := false
-	defer func() {
-		if !resumed {
-			_ = syscall.Kill(apiPID, syscall.SIGCONT)
-		}
-	}()
+	resume := framework.PauseAPIServer(t)
 	if err := pm.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -88,10 +75,7 @@ func benchReboot(t *testing.T, ctx context.Context, cfg config, r *results) {
 	r.rebootRunning = time.Since(t0)
 	progress("reboot: %d pods Running %v after runlet's start (offline wait %v)", len(offline), r.rebootRunning.Round(time.Millisecond), rebootOfflineWait)
 
-	if err := syscall.Kill(apiPID, syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
-	resumed = true
+	resume()
 	t1 := time.Now()
 	framework.Eventually(t, 2*time.Minute, "every pod's post-reboot container in the API", func() (bool, error) {
 		list, err := api.List(ctx, metav1.ListOptions{})
@@ -126,14 +110,7 @@ func benchReboot(t *testing.T, ctx context.Context, cfg config, r *results) {
 // checkpointedRunning reports every pod of uids Running in the checkpoint under rootDir.
 func checkpointedRunning(rootDir string, uids map[string]types.UID) bool {
 	for _, uid := range uids {
-		raw, err := os.ReadFile(filepath.Join(rootDir, "checkpoint", "pods", string(uid)+".json"))
-		if err != nil {
-			return false
-		}
-		var entry struct {
-			Data v1.Pod `json:"data"`
-		}
-		if json.Unmarshal(raw, &entry) != nil || entry.Data.Status.Phase != v1.PodRunning {
+		if p, ok := framework.CheckpointedPod(rootDir, uid); !ok || p.Status.Phase != v1.PodRunning {
 			return false
 		}
 	}
@@ -180,17 +157,4 @@ func runningContainers(cl *http.Client, url string, uids map[string]types.UID) m
 		}
 	}
 	return ids
-}
-
-// apiserverPID is the bench control plane's kube-apiserver.
-func apiserverPID(t *testing.T) int {
-	b, err := os.ReadFile(filepath.Join(framework.Get(t).CPDir, "pids", "kube-apiserver.pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pid
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -69,16 +68,7 @@ func TestRebootWithAPIServerDown(t *testing.T) {
 	zero := int64(0)
 	framework.DeletePod(t, ns, rebootGone, &zero) // gone from the API at once, while the node is down
 
-	api := apiserverPID(t)
-	if err := syscall.Kill(api, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	resumed := false
-	defer func() {
-		if !resumed {
-			_ = syscall.Kill(api, syscall.SIGCONT)
-		}
-	}()
+	resume := framework.PauseAPIServer(t)
 	if pm != nil {
 		if err := pm.Start(); err != nil {
 			t.Fatalf("start the podman service after the reboot: %v", err)
@@ -96,10 +86,7 @@ func TestRebootWithAPIServerDown(t *testing.T) {
 		t.Errorf("web's emptyDir after the reboot holds %q; want its first start's lines and the same again from the checkpoint's configMap and secret", boots)
 	}
 
-	if err := syscall.Kill(api, syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
-	resumed = true
+	resume()
 	back := time.Now()
 	for _, name := range []string{rebootWeb, rebootIdle} {
 		want := offline[name]
@@ -182,17 +169,7 @@ func createRebootPods(t *testing.T, node, ns, goneDir string) map[string]types.U
 func waitCheckpointed(t *testing.T, rootDir string, uids map[string]types.UID) {
 	framework.Eventually(t, 30*time.Second, "the pods checkpointed Ready", func() (bool, error) {
 		for _, uid := range uids {
-			raw, err := os.ReadFile(filepath.Join(rootDir, "checkpoint", "pods", string(uid)+".json"))
-			if err != nil {
-				return false, nil
-			}
-			var entry struct {
-				Data v1.Pod `json:"data"`
-			}
-			if err := json.Unmarshal(raw, &entry); err != nil {
-				return false, err
-			}
-			if !framework.PodReady(&entry.Data) {
+			if p, ok := framework.CheckpointedPod(rootDir, uid); !ok || !framework.PodReady(p) {
 				return false, nil
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -228,4 +230,20 @@ func zombie(pid int) bool {
 	// The state follows the command, which is in parentheses and may hold any character.
 	i := bytes.LastIndexByte(stat, ')')
 	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X'
+}
+
+// CheckpointedPod reads a pod's entry in the checkpoint of the runlet whose --root-dir is rootDir
+// (<root>/checkpoint/pods/<uid>.json: its data is the pod with the last status runlet wrote).
+func CheckpointedPod(rootDir string, uid types.UID) (*v1.Pod, bool) {
+	raw, err := os.ReadFile(filepath.Join(rootDir, "checkpoint", "pods", string(uid)+".json"))
+	if err != nil {
+		return nil, false
+	}
+	var entry struct {
+		Data v1.Pod `json:"data"`
+	}
+	if json.Unmarshal(raw, &entry) != nil {
+		return nil, false
+	}
+	return &entry.Data, true
 }
