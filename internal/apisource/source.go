@@ -5,7 +5,8 @@
 // watch: the pods that ended or were being deleted before runlet started,
 // the conditions others set on them, and resizes of their pod-level
 // resources. Every change goes to podconfig as
-// a snapshot of the whole set.
+// a snapshot of the whole set, and to the node's checkpoint, whose pods the
+// source sends instead when the API has not answered in time (offline.go).
 package apisource
 
 import (
