@@ -71,7 +71,7 @@ func benchReboot(t *testing.T, ctx context.Context, cfg config, r *results) {
 	}
 	t0 := time.Now()
 	rl.StartProcess()
-	offline := waitKubeletRunning(t, rl, uids, 5*time.Minute)
+	offline := waitKubeletRunning(t, rl, uids, before, 5*time.Minute)
 	r.rebootRunning = time.Since(t0)
 	progress("reboot: %d pods Running %v after runlet's start (offline wait %v)", len(offline), r.rebootRunning.Round(time.Millisecond), rebootOfflineWait)
 
@@ -117,9 +117,10 @@ func checkpointedRunning(rootDir string, uids map[string]types.UID) bool {
 	return true
 }
 
-// waitKubeletRunning polls runlet's /runningpods/ until every pod of uids has its container running,
-// and returns each one's container ID by pod name.
-func waitKubeletRunning(t *testing.T, rl *framework.Runlet, uids map[string]types.UID, timeout time.Duration) map[string]string {
+// waitKubeletRunning polls runlet's /runningpods/ until every pod of uids has a container running
+// other than its container before the reboot (the checkpoint's status names that one until runlet
+// reports anew), and returns each one's container ID by pod name.
+func waitKubeletRunning(t *testing.T, rl *framework.Runlet, uids map[string]types.UID, before map[string]string, timeout time.Duration) map[string]string {
 	pem, err := os.ReadFile(framework.Get(t).CACert)
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +131,7 @@ func waitKubeletRunning(t *testing.T, rl *framework.Runlet, uids map[string]type
 	defer cl.CloseIdleConnections()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		if ids := runningContainers(cl, rl.KubeletURL()+"/runningpods/", uids); len(ids) == len(uids) {
+		if ids := runningContainers(cl, rl.KubeletURL()+"/runningpods/", uids, before); len(ids) == len(uids) {
 			return ids
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -139,8 +140,9 @@ func waitKubeletRunning(t *testing.T, rl *framework.Runlet, uids map[string]type
 	return nil
 }
 
-// runningContainers reads url (a PodList) for the running container of each pod of uids.
-func runningContainers(cl *http.Client, url string, uids map[string]types.UID) map[string]string {
+// runningContainers reads url (a PodList) for the running container of each pod of uids that is not
+// its container before.
+func runningContainers(cl *http.Client, url string, uids map[string]types.UID, before map[string]string) map[string]string {
 	resp, err := cl.Get(url)
 	if err != nil {
 		return nil
@@ -152,7 +154,7 @@ func runningContainers(cl *http.Client, url string, uids map[string]types.UID) m
 	}
 	ids := map[string]string{}
 	for _, p := range list.Items {
-		if cs := p.Status.ContainerStatuses; uids[p.Name] == p.UID && len(cs) == 1 && cs[0].State.Running != nil {
+		if cs := p.Status.ContainerStatuses; uids[p.Name] == p.UID && len(cs) == 1 && cs[0].State.Running != nil && cs[0].ContainerID != before[p.Name] {
 			ids[p.Name] = cs[0].ContainerID
 		}
 	}

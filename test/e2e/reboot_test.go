@@ -59,8 +59,9 @@ func TestRebootWithAPIServerDown(t *testing.T) {
 	}
 	goneDir := t.TempDir()
 	uids := createRebootPods(t, rl.NodeName, ns, goneDir)
+	before := map[string]string{} // each pod's container before the reboot
 	for name := range uids {
-		framework.WaitForPodReady(t, ns, name, 120*time.Second)
+		before[name] = framework.WaitForPodReady(t, ns, name, 120*time.Second).Status.ContainerStatuses[0].ContainerID
 	}
 	waitCheckpointed(t, rl.RootDir, uids)
 
@@ -76,7 +77,7 @@ func TestRebootWithAPIServerDown(t *testing.T) {
 	}
 	rl.StartProcess()
 
-	offline := waitOfflineRunning(t, rl, uids, cidr)
+	offline := waitOfflineRunning(t, rl, uids, before, cidr)
 	for name, p := range offline {
 		if p.Status.ContainerStatuses[0].RestartCount != 1 {
 			t.Errorf("%s offline: restart count %d; want 1 (the reboot's)", name, p.Status.ContainerStatuses[0].RestartCount)
@@ -177,10 +178,11 @@ func waitCheckpointed(t *testing.T, rootDir string, uids map[string]types.UID) {
 	})
 }
 
-// waitOfflineRunning waits until runlet's kubelet port shows every pod of uids Running and Ready, with
-// an address in cidr, and returns them by name: /runningpods/, the pods runlet runs with its own
-// statuses (/pods is the API's view).
-func waitOfflineRunning(t *testing.T, rl *framework.Runlet, uids map[string]types.UID, cidr *net.IPNet) map[string]*v1.Pod {
+// waitOfflineRunning waits until runlet's kubelet port shows every pod of uids Running and Ready in a
+// container other than its container before the reboot (which the checkpoint's status names until
+// runlet reports anew), with an address in cidr, and returns them by name: /runningpods/, the pods
+// runlet runs with its own statuses (/pods is the API's view).
+func waitOfflineRunning(t *testing.T, rl *framework.Runlet, uids map[string]types.UID, before map[string]string, cidr *net.IPNet) map[string]*v1.Pod {
 	out := map[string]*v1.Pod{}
 	seen := ""
 	framework.Eventually(t, 120*time.Second, "every checkpointed pod Running and Ready offline", func() (bool, error) {
@@ -200,8 +202,9 @@ func waitOfflineRunning(t *testing.T, rl *framework.Runlet, uids map[string]type
 		for i := range list.Items {
 			p := &list.Items[i]
 			states = append(states, fmt.Sprintf("%s %s ready=%v ip=%s %d containers", p.Name, p.Status.Phase, framework.PodReady(p), p.Status.PodIP, len(p.Status.ContainerStatuses)))
-			if uids[p.Name] == p.UID && p.Status.Phase == v1.PodRunning && framework.PodReady(p) &&
-				len(p.Status.ContainerStatuses) == 1 && cidr.Contains(net.ParseIP(p.Status.PodIP)) {
+			cs := p.Status.ContainerStatuses
+			if uids[p.Name] == p.UID && p.Status.Phase == v1.PodRunning && framework.PodReady(p) && len(cs) == 1 &&
+				cs[0].ContainerID != before[p.Name] && cidr.Contains(net.ParseIP(p.Status.PodIP)) {
 				out[p.Name] = p
 			}
 		}
