@@ -68,7 +68,8 @@ RUNC_E2E_TESTS ?= TestRuncNode TestClusterNetwork TestObservedGeneration TestLif
 	TestSecurityAlwaysAllow TestTermination TestTakenPortIsFatal TestClientCAFromTheCluster \
 	TestFaultSIGKILLWith50Pods TestFaultAPIServerStopped60s TestContainerLogRotation TestSidecars TestDiskPressureEvicts \
 	TestRestartAllContainers TestUserNamespaces TestRestartAsAService TestNodeIdentity TestTracesFollowAPod \
-	TestGracefulNodeShutdown TestGracefulNodeShutdownOnLogind
+	TestGracefulNodeShutdown TestGracefulNodeShutdownOnLogind \
+	TestRebootWithAPIServerDown
 # space is one blank: the list above is joined with | into one -run pattern
 space := $(subst x, ,x)
 test-e2e-runc: deps cp

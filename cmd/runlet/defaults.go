@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	nodeinfo "github.com/runlet/runlet/internal/node"
 	v1 "k8s.io/api/core/v1"
@@ -61,6 +62,28 @@ func (o *options) validateNode() error {
 		return fmt.Errorf("--kubelet-port %d is not a port (1-65535)", o.KubeletPort)
 	}
 	return nil
+}
+
+// defaultOfflineStartAfter is --offline-start-after's default: long enough
+// for an apiserver that is merely slow to answer a starting node, short
+// enough that a box cut off from it runs its pods again soon after a reboot.
+const defaultOfflineStartAfter = 30 * time.Second
+
+// nodeCheckTimeout bounds the look at the node's object at start: an
+// apiserver that accepts connections and does not answer must not hold
+// runlet back from running its pods offline.
+const nodeCheckTimeout = 10 * time.Second
+
+// checkNodeNameWithin is checkNodeName within nodeCheckTimeout, or within
+// --offline-start-after if that is shorter.
+func checkNodeNameWithin(ctx context.Context, nodes corev1client.NodeInterface, o *options) (*v1.Node, error) {
+	timeout := nodeCheckTimeout
+	if o.OfflineStartAfter > 0 && o.OfflineStartAfter < timeout {
+		timeout = o.OfflineStartAfter
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return checkNodeName(ctx, nodes, o.NodeName)
 }
 
 // checkNodeName refuses to take over a Node that runlet did not register:

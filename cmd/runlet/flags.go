@@ -55,6 +55,9 @@ type options struct {
 	ResolvConf    string
 	// ImagePullTimeout bounds one image pull.
 	ImagePullTimeout time.Duration
+	// OfflineStartAfter is how long runlet waits for the apiserver at
+	// start before it runs the pods of its checkpoint; 0: no checkpoint.
+	OfflineStartAfter time.Duration
 	// RegisterWithTaints and NodeLabels are the kubelet's flags of the same
 	// names, applied when the node registers.
 	RegisterWithTaints []v1.Taint
@@ -166,6 +169,7 @@ func newFlagSet(o *options) *pflag.FlagSet {
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", "", "domain of the cluster (e.g. cluster.local); pods search <ns>.svc.<domain>, svc.<domain> and <domain>")
 	fs.StringVar(&o.ResolvConf, "resolv-conf", "/etc/resolv.conf", "resolver configuration file that pods' DNS settings start from; empty: none (nameserver 127.0.0.1)")
 	fs.DurationVar(&o.ImagePullTimeout, "image-pull-timeout", 10*time.Minute, "how long one image pull may take before it is cancelled")
+	fs.DurationVar(&o.OfflineStartAfter, "offline-start-after", defaultOfflineStartAfter, "runlet keeps its API pods in a checkpoint under --root-dir; when the apiserver has not listed the node's pods this long after runlet started, it runs the checkpoint's pods until it does; 0 keeps no checkpoint and waits for the apiserver")
 	addEvictionFlags(fs, o)
 	addResourceFlags(fs, o)
 	addNetworkFlags(fs, &o.networkOptions)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/runlet/runlet/internal/kubelet"
 	"github.com/runlet/runlet/internal/telemetry"
@@ -15,6 +16,7 @@ import (
 // run opens what the node runs on (its ports, API clients, tracing, the
 // backend) and runs the node until ctx ends.
 func run(ctx context.Context, o *options, log *logrus.Entry) error {
+	started := time.Now()
 	vklog.L = vklogrus.FromLogrus(log)
 	ctx = vklog.WithLogger(ctx, vklog.L)
 	nodeIP, err := resolveNodeIP(o.NodeIP)
@@ -32,7 +34,7 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	if err != nil {
 		return err
 	}
-	existing, err := checkNodeName(ctx, clients.kube.CoreV1().Nodes(), o.NodeName)
+	existing, err := checkNodeNameWithin(ctx, clients.kube.CoreV1().Nodes(), o)
 	if err != nil {
 		return err
 	}
@@ -48,12 +50,12 @@ func run(ctx context.Context, o *options, log *logrus.Entry) error {
 	defer backend.Close()
 	d := kubelet.NodeDeps{Client: clients.kube, Events: clients.events, Heartbeat: clients.heartbeat, Backend: backend, Host: host,
 		Log: log, Existing: existing, Metrics: metricsListener}
-	return runNode(ctx, o, nodeIP, d)
+	return runNode(ctx, o, nodeIP, started, d)
 }
 
 // runNode makes the node's resources, admission and pod network from the
 // flags and runs the node on d.
-func runNode(ctx context.Context, o *options, nodeIP string, d kubelet.NodeDeps) error {
+func runNode(ctx context.Context, o *options, nodeIP string, started time.Time, d kubelet.NodeDeps) error {
 	res, err := newNodeResources(o, d.Log)
 	if err != nil {
 		return err
@@ -64,7 +66,9 @@ func runNode(ctx context.Context, o *options, nodeIP string, d kubelet.NodeDeps)
 	if d.Network, err = newPodNetwork(o, d.Host, d.Log); err != nil {
 		return fmt.Errorf("pod network: %w", err)
 	}
-	return kubelet.RunNode(ctx, kubeletNodeConfig(o, nodeIP, res), d)
+	cfg := kubeletNodeConfig(o, nodeIP, res)
+	cfg.Started = started
+	return kubelet.RunNode(ctx, cfg, d)
 }
 
 // kubeletVersion is the kubelet API level runlet follows, tagged with its own version.
@@ -97,5 +101,6 @@ func coreConfig(o *options, nodeIP string, res nodeResources) kubelet.Config {
 		Runtime: res.runtimeOptions(o), Allocatable: res.allocatable,
 		PodManifestPath: o.PodManifestPath, ManifestURL: o.ManifestURL, ManifestHeader: o.manifestHeader,
 		ShutdownGracePeriods: o.shutdownPeriods(),
+		OfflineStartAfter: o.OfflineStartAfter,
 	}
 }

@@ -69,6 +69,8 @@ func (o *options) validateLimits() error {
 		return fmt.Errorf("--pod-sync-workers must be at least 1, not %d", o.PodSyncWorkers)
 	case o.ImagePullTimeout <= 0:
 		return fmt.Errorf("--image-pull-timeout must be positive, not %s", o.ImagePullTimeout)
+	case o.OfflineStartAfter < 0:
+		return fmt.Errorf("--offline-start-after must not be negative (0 turns the checkpoint off), not %s", o.OfflineStartAfter)
 	case o.PodMaxPids == 0 || o.PodMaxPids < -1:
 		return fmt.Errorf("--pod-max-pids must be positive, or -1 for no limit, not %d", o.PodMaxPids)
 	}

@@ -5,7 +5,8 @@
 // watch: the pods that ended or were being deleted before runlet started,
 // the conditions others set on them, and resizes of their pod-level
 // resources. Every change goes to podconfig as
-// a snapshot of the whole set.
+// a snapshot of the whole set, and to the node's checkpoint, whose pods the
+// source sends instead when the API has not answered in time (offline.go).
 package apisource
 
 import (
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/runlet/runlet/internal/podconfig"
+	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -40,6 +42,28 @@ type Config struct {
 	Updates chan<- []*v1.Pod
 	// Pods is the informer of the pods bound to the node.
 	Pods Informer
+	// Checkpoint, if set, keeps every set of the API's pods the source
+	// sends, and holds the pods it runs when the API has not listed the
+	// node's pods by OfflineAt.
+	Checkpoint Checkpoint
+	// OfflineAt is when the source sends the checkpoint's pods if the API
+	// has not answered by then; zero: it waits for the API.
+	OfflineAt time.Time
+	// Online, if set, is called once the API's pods were sent the first
+	// time (after the checkpoint's, if they went first).
+	Online func()
+	// Log receives the offline start; nil: nowhere.
+	Log logrus.FieldLogger
+}
+
+// Checkpoint is the node's local copy of its API pods (internal/checkpoint).
+type Checkpoint interface {
+	// Pods are the pods last kept, with their last statuses.
+	Pods() []*v1.Pod
+	// SetPods keeps the API's pods as the source sends them.
+	SetPods([]*v1.Pod)
+	// SetOffline says whether the pods run from the checkpoint.
+	SetOffline(bool)
 }
 
 // Source holds the node's pods from the API.
@@ -71,11 +95,12 @@ func New(cfg Config) (*Source, error) {
 // framework has not handed over yet for an orphan. The framework's calls
 // keep it current from there.
 func (s *Source) Run(ctx context.Context) {
-	if !cache.WaitForCacheSync(ctx.Done(), s.cfg.Pods.Synced) {
+	if !s.waitForAPI(ctx) {
 		return
 	}
 	s.seed()
 	s.markDirty()
+	online := s.cfg.Online
 	for {
 		select {
 		case <-ctx.Done():
@@ -83,16 +108,26 @@ func (s *Source) Run(ctx context.Context) {
 		case <-s.dirty:
 		}
 		snap := s.snapshot()
+		if s.cfg.Checkpoint != nil {
+			s.cfg.Checkpoint.SetPods(snap)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case s.cfg.Updates <- snap:
 		}
 		s.dropForced(snap)
+		if online != nil {
+			online()
+			online = nil
+		}
 	}
 }
 
-// seed takes on the node's pods the framework has not handed over yet.
+// seed takes on the node's pods the framework has not handed over yet. The
+// API's view replaces the checkpoint's pod by pod: a pod it still holds is
+// its own version from now on, and one it no longer holds was deleted
+// while runlet ran offline, and is stopped.
 func (s *Source) seed() {
 	pods, err := s.cfg.Pods.Lister().List(labels.Everything())
 	if err != nil {
@@ -100,10 +135,25 @@ func (s *Source) seed() {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	inAPI := make(map[types.UID]bool, len(pods))
+	for _, pod := range pods {
+		inAPI[pod.UID] = true
+	}
+	for uid := range s.set.restored {
+		if inAPI[uid] {
+			delete(s.set.pods, uid)
+			delete(s.set.restored, uid)
+		} else if cur, ok := s.set.pods[uid]; ok {
+			s.set.forget(cur)
+		}
+	}
 	for _, pod := range pods {
 		if _, ok := s.set.pods[pod.UID]; !ok && !podconfig.IsMirror(pod) {
 			s.set.pods[pod.UID] = pod.DeepCopy()
 		}
+	}
+	if s.cfg.Checkpoint != nil {
+		s.cfg.Checkpoint.SetOffline(false)
 	}
 }
 
@@ -120,6 +170,7 @@ func (s *Source) Add(pod *v1.Pod) {
 		s.set.forget(old)
 	}
 	s.set.pods[pod.UID] = pod.DeepCopy()
+	delete(s.set.restored, pod.UID) // the API's version from now on
 	s.mu.Unlock()
 	s.markDirty()
 }

@@ -14,12 +14,15 @@ import (
 type podStore struct {
 	pods map[types.UID]*v1.Pod
 	// forced holds pods that left the API without a graceful delete; each is
-	// sent once more as deleted with grace 0, then dropped.
+	// sent once more as deleted, then dropped.
 	forced map[types.UID]bool
+	// restored holds the pods taken from the checkpoint while the API did
+	// not answer, until the API's own version replaces them.
+	restored map[types.UID]bool
 }
 
 func newPodStore() podStore {
-	return podStore{pods: map[types.UID]*v1.Pod{}, forced: map[types.UID]bool{}}
+	return podStore{pods: map[types.UID]*v1.Pod{}, forced: map[types.UID]bool{}, restored: map[types.UID]bool{}}
 }
 
 // byName returns the newest pod held under namespace/name, if any.
@@ -50,15 +53,28 @@ func (s *podStore) others(pod *v1.Pod) []*v1.Pod {
 // forget takes a pod that left the API out of the source. One that left
 // without a graceful delete was force-deleted: it is first sent once more as
 // deleted with grace 0, so its containers stop at once rather than after the
-// spec's grace period, then dropped (REMOVE).
+// spec's grace period, then dropped (REMOVE). One that ran from the
+// checkpoint was deleted while runlet could not see how: it is stopped
+// with the spec's grace period, as the kubelet stops a pod that left its
+// source.
 func (s *podStore) forget(cur *v1.Pod) {
+	if s.forced[cur.UID] {
+		return // already on its way out
+	}
 	if cur.DeletionTimestamp != nil {
 		delete(s.pods, cur.UID)
+		delete(s.restored, cur.UID)
 		return
 	}
 	next := cur.DeepCopy()
-	now, zero := metav1.NewTime(time.Now()), int64(0)
-	next.DeletionTimestamp, next.DeletionGracePeriodSeconds = &now, &zero
+	now, grace := metav1.NewTime(time.Now()), int64(0)
+	if s.restored[cur.UID] {
+		grace = v1.DefaultTerminationGracePeriodSeconds
+		if g := cur.Spec.TerminationGracePeriodSeconds; g != nil {
+			grace = *g
+		}
+	}
+	next.DeletionTimestamp, next.DeletionGracePeriodSeconds = &now, &grace
 	s.pods[cur.UID] = next
 	s.forced[cur.UID] = true
 }
@@ -71,6 +87,7 @@ func (s *podStore) dropForced(sent []*v1.Pod) bool {
 		if s.forced[pod.UID] {
 			delete(s.forced, pod.UID)
 			delete(s.pods, pod.UID)
+			delete(s.restored, pod.UID)
 			dropped = true
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/runlet/runlet/internal/allocation"
 	"github.com/runlet/runlet/internal/apisource"
+	"github.com/runlet/runlet/internal/checkpoint"
 	"github.com/runlet/runlet/internal/envvars"
 	"github.com/runlet/runlet/internal/eviction"
 	"github.com/runlet/runlet/internal/kuberuntime"
@@ -68,6 +69,12 @@ type Config struct {
 	// (shutdownGracePeriod, shutdownGracePeriodCriticalPods or
 	// shutdownGracePeriodByPodPriority); none: graceful node shutdown off.
 	ShutdownGracePeriods []nodeshutdown.ByPodPriority
+	// OfflineStartAfter is how long after Started runlet runs the pods of
+	// its checkpoint if the apiserver has not listed the node's pods by
+	// then (--offline-start-after); Deps.Checkpoint keeps them.
+	OfflineStartAfter time.Duration
+	// Started is when runlet started; zero: when New runs.
+	Started time.Time
 }
 
 // Deps are what the core is built from: clients, the backend and the
@@ -84,11 +91,15 @@ type Deps struct {
 	Admission syncloop.Admitter
 	// Network is the pod network; nil with a remote backend.
 	Network *cni.Manager
-	// Node is the Node object runlet registers.
+	// Node is the node pods are admitted against first: the Node object
+	// runlet registers, with the labels the API last showed.
 	Node *v1.Node
 	// Pods watches the pods bound to the node: the api source, the status
 	// manager, the mirror manager and the orphan check all read it.
 	Pods apisource.Informer
+	// Checkpoint, if set, keeps the node's API pods, their statuses and the
+	// objects they use, and serves them when runlet starts offline.
+	Checkpoint *checkpoint.Store
 }
 
 // Kubelet is the kubelet core between the framework and the backend.
@@ -113,6 +124,8 @@ type Kubelet struct {
 	prober          *prober.Manager
 	// node is what admission checks pods against.
 	node *admitNode
+	// checkpoint keeps the node's API pods for an offline start; nil: none.
+	checkpoint *checkpoint.Store
 }
 
 // New builds the core in dependency order; nothing runs before Start.
@@ -123,14 +136,14 @@ func New(ctx context.Context, cfg Config, d Deps) (*Kubelet, error) {
 	// delete of a pod that terminated; it resyncs them with the API.
 	target := status.Target(apiPodOf(d.Pods), mirrorOf(d.Pods))
 	sm := status.NewManager(status.Config{Writer: status.APIWriter{Pods: client.CoreV1(), Current: target},
-		APIPods: target, Log: log.WithField("component", "status")})
+		APIPods: target, Written: checkpointStatus(d.Checkpoint), Log: log.WithField("component", "status")})
 	mirrors := mirror.New(mirror.Config{Client: client, NodeName: cfg.NodeName, Log: log.WithField("component", "mirror"),
 		Pods: d.Pods.Lister(), Synced: d.Pods.Synced, Created: func(static *v1.Pod) { sm.Requeue(static.UID) }})
 	rec := mirror.NewRecorder(d.Recorder, mirrors) // static pods' events land on their mirror pods
 	k := &Kubelet{config: podconfig.New(ctx, rec), cache: pleg.NewCache(), status: sm, backend: rt, mirror: mirrors,
-		pods: d.Pods, node: newAdmitNode(client, d.Node)}
+		pods: d.Pods, node: newAdmitNode(client, d.Node), checkpoint: d.Checkpoint}
 	k.pleg = pleg.New(rt, k.cache, cfg.PLEGRelistPeriod, log.WithField("component", "pleg"))
-	k.objects = newPodObjects(ctx, client)
+	k.objects = newPodObjects(ctx, client, d.Checkpoint)
 	k.volumes = newVolumes(ctx, cfg, d, k.objects, rec)
 	k.prober = prober.NewManager(prober.Config{Exec: rt, Status: k.status, Recorder: rec, Log: log.WithField("component", "prober")})
 	alloc, err := allocation.New(cfg.RootDir)
@@ -213,5 +226,8 @@ func (k *Kubelet) Start(ctx context.Context) {
 	go k.prober.Run(ctx)
 	go k.loop.Run(ctx)
 	k.eviction.Start(ctx, eviction.MonitoringInterval)
+	if k.checkpoint != nil {
+		go k.checkpoint.Run(ctx)
+	}
 	go k.source.Run(ctx)
 }

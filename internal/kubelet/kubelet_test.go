@@ -5,18 +5,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runlet/runlet/internal/logtest"
 	"github.com/runlet/runlet/internal/podtest"
 	"github.com/runlet/runlet/internal/polltest"
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/runtime/runtimefake"
-	"github.com/sirupsen/logrus"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 )
 
 const nodeName = "n1"
@@ -49,12 +46,7 @@ func TestNodeRunsAPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	backend := runtimefake.New()
-	k, err := New(ctx, testConfig(t),
-		Deps{Client: client, Events: client.CoreV1(), Backend: backend, Host: runtime.HostInfo{RuntimeName: "fake"},
-			Recorder: &record.FakeRecorder{}, Log: logrus.NewEntry(logtest.Discard()), Node: node, Pods: informer{idx}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := newTestCore(ctx, t, testConfig(t), client, node, informer{idx}, backend, nil)
 	k.Start(ctx)
 	k.Source().Add(pod)
 

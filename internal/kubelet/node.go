@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/runlet/runlet/internal/checkpoint"
 	"github.com/runlet/runlet/internal/logs"
 	"github.com/runlet/runlet/internal/network/cni"
 	nodeinfo "github.com/runlet/runlet/internal/node"
@@ -96,14 +97,22 @@ type builtNode struct {
 }
 
 func buildNode(ctx context.Context, cfg NodeConfig, d NodeDeps, rec record.EventRecorder) (*builtNode, error) {
+	cp, err := openCheckpoint(cfg.Config, d.Log)
+	if err != nil {
+		return nil, err
+	}
+	existing := d.Existing
+	if existing == nil && cp != nil {
+		existing = cp.Node() // the API did not answer: the node as it last showed it
+	}
 	// Before nodeObject, which asks the network whether it is ready.
-	seedPodCIDRs(d.Existing, d.Network)
+	seedPodCIDRs(existing, d.Network)
 	registered, err := nodeObject(cfg, d.Host, d.Network)
 	if err != nil {
 		return nil, err
 	}
 	pods := vknode.NewPodInformer(d.Client, cfg.NodeName)
-	core, err := New(ctx, cfg.Config, d.core(rec, registered, pods))
+	core, err := New(ctx, cfg.Config, d.core(rec, withLabelsOf(registered, existing), pods, cp))
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +144,11 @@ func (n *builtNode) wireVirtualNode(ctx context.Context, rec record.EventRecorde
 	if err := n.vk.AddNodeEventHandler(n.nodeStatus.APIHandler()); err != nil {
 		return err
 	}
+	if seen := n.core.keepNode(); seen != nil {
+		if err := n.vk.AddNodeEventHandler(nodeSeenHandler(seen)); err != nil {
+			return err
+		}
+	}
 	if n.d.Network == nil {
 		return nil
 	}
@@ -159,11 +173,12 @@ func (n *builtNode) virtualNode(ctx context.Context, rec record.EventRecorder, r
 	})
 }
 
-// core are the core's deps: d, with the node's recorder, Node and pods.
-func (d NodeDeps) core(rec record.EventRecorder, registered *v1.Node, pods *vknode.PodInformer) Deps {
+// core are the core's deps: d, with the node's recorder, Node, pods and
+// checkpoint.
+func (d NodeDeps) core(rec record.EventRecorder, node *v1.Node, pods *vknode.PodInformer, cp *checkpoint.Store) Deps {
 	return Deps{
 		Client: d.Client, Events: d.Events, Backend: d.Backend, Host: d.Host, Recorder: rec, Log: d.Log,
-		Admission: d.Admission, Network: d.Network, Node: registered, Pods: pods,
+		Admission: d.Admission, Network: d.Network, Node: node, Pods: pods, Checkpoint: cp,
 	}
 }
 

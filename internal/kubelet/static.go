@@ -17,7 +17,7 @@ import (
 // as podconfig has seen all sources only once it has heard from this one
 // too; then starts the static ones.
 func (k *Kubelet) startSources(ctx context.Context, o Config, d Deps) error {
-	src, err := apisource.New(apisource.Config{Updates: k.config.Channel(podconfig.APISource), Pods: d.Pods})
+	src, err := apisource.New(apiSourceConfig(o, d, k.config.Channel(podconfig.APISource), k.status))
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/runlet/runlet/internal/checkpoint"
 	"github.com/runlet/runlet/internal/envvars"
 	"github.com/runlet/runlet/internal/objects"
 	"github.com/runlet/runlet/internal/podcertificate"
@@ -22,11 +23,12 @@ const objectResync = time.Minute
 
 // podObjects are the configMaps and secrets of the node's pods, watched one
 // by one (volumes and env both read them), and the services of the
-// namespaces pods start containers in (service links).
+// namespaces pods start containers in (service links); with a checkpoint,
+// read through it.
 type podObjects struct {
-	configMaps *objects.ConfigMaps
-	secrets    *objects.Secrets
-	services   *objects.Services
+	configMaps volume.ConfigMaps
+	secrets    volume.Secrets
+	services   checkpoint.ServiceSource
 }
 
 // apiObjects serves containers' environments and image pull secrets.
@@ -34,11 +36,17 @@ func (p podObjects) apiObjects() *envvars.APIObjects {
 	return &envvars.APIObjects{ConfigMaps: p.configMaps, Secrets: p.secrets, ServiceSource: p.services}
 }
 
-func newPodObjects(ctx context.Context, client kubernetes.Interface) podObjects {
+func newPodObjects(ctx context.Context, client kubernetes.Interface, cp *checkpoint.Store) podObjects {
+	cms := objects.NewConfigMaps(client, objectResync, ctx.Done())
+	secrets := objects.NewSecrets(client, objectResync, ctx.Done())
+	services := objects.NewServices(client, ctx.Done())
+	if cp == nil {
+		return podObjects{configMaps: cms, secrets: secrets, services: services}
+	}
 	return podObjects{
-		configMaps: objects.NewConfigMaps(client, objectResync, ctx.Done()),
-		secrets:    objects.NewSecrets(client, objectResync, ctx.Done()),
-		services:   objects.NewServices(client, ctx.Done()),
+		configMaps: checkpoint.ConfigMaps{ConfigMapSource: cms, Store: cp},
+		secrets:    checkpoint.Secrets{SecretSource: secrets, Store: cp},
+		services:   checkpoint.Services{ServiceSource: services, Store: cp},
 	}
 }
 
@@ -49,9 +57,15 @@ func newVolumes(ctx context.Context, o Config, d Deps, objs podObjects, rec reco
 	client, log := d.Client, d.Log
 	certs := podcertificate.New(podcertificate.Config{Client: client, NodeName: o.NodeName, Recorder: rec,
 		Log: log.WithField("component", "podcertificate")}, ctx.Done())
+	var tokens volume.Tokens = token.NewManager(client, ctx.Done())
+	var bundles volume.TrustBundles = trustbundle.New(client, ctx.Done())
+	if cp := d.Checkpoint; cp != nil {
+		tokens = checkpoint.Tokens{TokenSource: tokens, Store: cp}
+		bundles = checkpoint.TrustBundles{TrustBundleSource: bundles, Store: cp}
+	}
 	return volume.NewManager(volume.Config{
 		Dirs: poddir.New(o.RootDir), ConfigMaps: objs.configMaps, Secrets: objs.secrets,
-		Tokens: token.NewManager(client, ctx.Done()), TrustBundles: trustbundle.New(client, ctx.Done()),
+		Tokens: tokens, TrustBundles: bundles,
 		PodCertificates: certs, Client: client,
 		ResourceFieldRef: envvars.ResourceFieldValue, NodeAllocatable: o.Allocatable, Log: log.WithField("component", "volume"),
 	})

@@ -1,6 +1,8 @@
 package kuberuntime
 
 import (
+	"time"
+
 	"github.com/runlet/runlet/internal/runtime"
 	"github.com/runlet/runlet/internal/status"
 	v1 "k8s.io/api/core/v1"
@@ -57,4 +59,26 @@ func lostContainer(statuses []v1.ContainerStatus, name string) (runtime.Containe
 			Attempt: attempt, StartedAt: t.StartedAt.Time, FinishedAt: t.FinishedAt.Time}, true
 	}
 	return runtime.Container{}, false
+}
+
+// replaced are the last records of the regular containers removed with a
+// sandbox that was not ready (its pause process died, or the host
+// rebooted), as exits: the kubelet counts a sandbox change as a restart of
+// each container, so their attempts go on in the new sandbox rather than
+// start again from 0, and a restart policy says which run again. One that
+// had not exited yet was killed with its sandbox (137, as SIGKILL).
+func replaced(pod *v1.Pod, ps *runtime.PodStatus) []runtime.Container {
+	var out []runtime.Container
+	for i := range pod.Spec.Containers {
+		cur, _ := ps.Latest(pod.Spec.Containers[i].Name)
+		if cur == nil || cur.ID == "" {
+			continue // a lost container's record goes on by itself
+		}
+		c := *cur
+		if c.State != runtime.ContainerExited {
+			c.State, c.ExitCode, c.FinishedAt = runtime.ContainerExited, 137, time.Now()
+		}
+		out = append(out, c)
+	}
+	return out
 }

@@ -67,15 +67,19 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		}
 		defer turn.release()
 		ctx = withTurn(ctx, turn)
+		var removed []runtime.Container
+		if sb != nil {
+			removed = replaced(pod, ps)
+		}
 		created, err := m.newSandbox(ctx, pod, sb, ps, len(lost) > 0, mounted)
 		if err != nil {
 			return res, err
 		}
 		res.Changed = true
 		sb = &created
-		// The new sandbox starts empty; what the lost containers did
-		// still counts.
-		ps = &runtime.PodStatus{UID: uid, Sandboxes: []runtime.Sandbox{created}, Containers: lost}
+		// The new sandbox starts empty; what the lost containers, and those
+		// removed with the sandbox it replaced, did still counts.
+		ps = &runtime.PodStatus{UID: uid, Sandboxes: []runtime.Sandbox{created}, Containers: append(lost, removed...)}
 	}
 	if err := m.raisePodCgroup(ctx, pod, sb, ps); err != nil {
 		return res, err

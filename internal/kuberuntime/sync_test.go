@@ -226,6 +226,38 @@ func TestSyncPodRecreatesNotReadySandbox(t *testing.T) {
 	if len(sbs) != 1 || sbs[0].ID == old || len(cs) != 1 || cs[0].SandboxID != sbs[0].ID || cs[0].State != runtime.ContainerRunning {
 		t.Errorf("sandboxes %+v containers %+v; want a new sandbox with a running container", sbs, cs)
 	}
+	// As the kubelet counts it: the sandbox change restarted the container.
+	if len(cs) == 1 && cs[0].Attempt != 1 {
+		t.Errorf("container attempt %d in the new sandbox; want 1", cs[0].Attempt)
+	}
+}
+
+// A sandbox that is not ready takes its containers with it; under
+// OnFailure one that had succeeded does not run again in the new sandbox,
+// one that was still running does, its restart counted.
+func TestSyncPodNewSandboxKeepsRestartPolicy(t *testing.T) {
+	e := newEnv(t)
+	pod := newPod(v1.RestartPolicyOnFailure, "done", "run")
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.f.Exit(e.latest(pod, "done").ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	old := e.f.Sandboxes()[0].ID
+	e.f.SetSandboxState(old, runtime.SandboxNotReady)
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	var running []string
+	for _, c := range e.f.Containers() {
+		if c.State == runtime.ContainerRunning {
+			running = append(running, fmt.Sprintf("%s@%d", c.Name, c.Attempt))
+		}
+	}
+	if len(running) != 1 || running[0] != "run@1" {
+		t.Errorf("running in the new sandbox: %v; want run@1 alone", running)
+	}
 }
 
 func TestSyncPodFailures(t *testing.T) {

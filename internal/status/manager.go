@@ -24,6 +24,7 @@ type Manager struct {
 	// api is the queue of writes and deletes.
 	api     *apiSync
 	apiPods APIPod
+	written func(*v1.Pod)
 	log     logrus.FieldLogger
 }
 
@@ -36,6 +37,10 @@ type Config struct {
 	// (Target): every reconcilePeriod, statuses the API does not show are
 	// written again.
 	APIPods APIPod
+	// Written, if set, is told every status the manager writes to a pod's
+	// API object, or would write while the apiserver does not answer: the
+	// node's checkpoint keeps it (internal/checkpoint).
+	Written func(*v1.Pod)
 	// Log receives the failures of the manager's own writes.
 	Log logrus.FieldLogger
 }
@@ -50,6 +55,7 @@ func NewManager(cfg Config) *Manager {
 		now:      time.Now,
 		api:      newAPISync(cfg.Writer, cfg.Log),
 		apiPods:  cfg.APIPods,
+		written:  cfg.Written,
 		log:      cfg.Log,
 	}
 }
@@ -146,6 +152,17 @@ func (m *Manager) Delete(uid types.UID) {
 	m.api.forget(uid)
 }
 
+// ReconcileNow queues at once the statuses the API does not show, rather
+// than at the next reconcile period: the API is back after an outage.
+func (m *Manager) ReconcileNow() {
+	if m.apiPods == nil {
+		return
+	}
+	if n := m.Reconcile(m.apiPods); n > 0 {
+		m.log.WithField("pods", n).Info("statuses the API does not show are written again")
+	}
+}
+
 // Run does the manager's API writes, and every reconcilePeriod queues again
 // the statuses the API does not show, until ctx ends.
 func (m *Manager) Run(ctx context.Context) {
@@ -161,9 +178,7 @@ func (m *Manager) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if n := m.Reconcile(m.apiPods); n > 0 {
-				m.log.WithField("pods", n).Info("statuses the API does not show are written again")
-			}
+			m.ReconcileNow()
 		}
 	}
 }

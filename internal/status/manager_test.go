@@ -162,3 +162,25 @@ func TestManagerWritesFromItsOwnGoroutines(t *testing.T) {
 	}
 	recv(v1.PodRunning)
 }
+
+// goneWriter answers as APIWriter does while the node's pods have not been
+// listed (the apiserver does not answer): the pod is not there.
+type goneWriter struct{}
+
+func (goneWriter) WriteStatus(context.Context, *v1.Pod) error { return ErrPodGone }
+func (goneWriter) DeletePod(context.Context, *v1.Pod) error   { return ErrPodGone }
+
+// TestWrittenSeesWhatWouldBeWritten: the checkpoint is told every status the
+// manager writes, or would write while the API cannot take it, and not the
+// final status of a pod it deletes.
+func TestWrittenSeesWhatWouldBeWritten(t *testing.T) {
+	var got []v1.PodPhase
+	m := NewManager(Config{Writer: goneWriter{}, Written: func(p *v1.Pod) { got = append(got, p.Status.Phase) }})
+	pod := testPod(v1.RestartPolicyAlways, "c")
+	m.SetPodStatus(pod, st(v1.PodRunning, v1.ConditionTrue))
+	m.syncAPI(context.Background(), pod.UID, false)
+	m.syncAPI(context.Background(), pod.UID, true)
+	if len(got) != 1 || got[0] != v1.PodRunning {
+		t.Errorf("told %v; want the Running status once", got)
+	}
+}

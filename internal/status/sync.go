@@ -182,6 +182,9 @@ func (m *Manager) syncAPI(ctx context.Context, uid types.UID, del bool) (retry b
 	case del:
 		err = m.api.writer.DeletePod(ctx, pod)
 	default:
+		if m.written != nil {
+			m.written(pod)
+		}
 		err = m.api.writer.WriteStatus(ctx, pod)
 	}
 	switch {

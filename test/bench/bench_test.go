@@ -44,6 +44,7 @@ type config struct {
 	runc      bool          // RUNLET_BENCH_RUNC (1): also measure runlet on runc; 0 skips it
 	kubelet   bool          // RUNLET_BENCH_KUBELET (1): also measure the kubelet on containerd; 0 skips it
 	join      int           // RUNLET_BENCH_JOIN: samples of `runlet join` → node Ready; 0 skips them
+	reboot    int           // RUNLET_BENCH_REBOOT: pods on the node rebooted with its apiserver down; 0 skips it
 }
 
 func loadConfig() config {
@@ -59,6 +60,7 @@ func loadConfig() config {
 		runc:      envInt("RUNLET_BENCH_RUNC", 1) == 1,
 		kubelet:   envInt("RUNLET_BENCH_KUBELET", 1) == 1,
 		join:      envInt("RUNLET_BENCH_JOIN", 5),
+		reboot:    envInt("RUNLET_BENCH_REBOOT", 20),
 	}
 }
 
@@ -110,6 +112,9 @@ type results struct {
 	probeGoroutines              float64         // runlet's goroutines with the httpGet probes, beyond its idle count
 	join, joinRegistered         []time.Duration // exec of `runlet join` → Node Ready; → Node created
 	bootstrapReady               []time.Duration // exec of runlet with the bootstrap kubeconfig → Node Ready
+	rebootRunning                time.Duration   // a reboot with the apiserver down: runlet's exec → cfg.reboot pods Running; -1: not measured
+	reconnectStatus              time.Duration   // then the apiserver resumed → their statuses in the API; -1: not measured
+	reconnectRestarts            float64         // containers the reconnect restarted (NaN: not measured)
 	notes                        []string        // printed after the table
 }
 
@@ -119,7 +124,8 @@ func newResults() *results {
 	r := &results{stacks: map[string]*stackResults{}, hostRest: cpuWindow{procs: nan, host: nan},
 		rawBurst: map[int]float64{}, burst: map[int]float64{}, mem0: noMem(), memSecrets: noMem(), memN: noMem(), floor: noMem(),
 		relist: none, scaleRelist: none, relistRunletN: nan, relistRunlet: nan, scaleReady: -1,
-		scaleRest: idle{cpu: nan, svcCPU: nan, mem: noMem(), svcMem: noMem()}, probeGoroutines: nan}
+		scaleRest: idle{cpu: nan, svcCPU: nan, mem: noMem(), svcMem: noMem()}, probeGoroutines: nan,
+		rebootRunning: -1, reconnectStatus: -1, reconnectRestarts: nan}
 	for _, k := range kinds {
 		r.stacks[k] = newStackResults()
 	}
@@ -170,6 +176,9 @@ func TestBench(t *testing.T) {
 	phase("nodes", "the nodes", func(t *testing.T) { benchNodes(t, ctx, cfg, be, r) })
 	if cfg.join > 0 {
 		phase("join", "runlet join", func(t *testing.T) { benchJoin(t, ctx, cfg, be, r) })
+	}
+	if cfg.reboot > 0 {
+		phase("reboot", "a reboot with the apiserver down", func(t *testing.T) { benchReboot(t, ctx, cfg, r) })
 	}
 }
 

@@ -31,6 +31,11 @@ func checks(b *strings.Builder, cfg config, r *results) {
 		kubeletChecks(c, cfg, k, r.stacks[k], r.stacks[kindKubelet])
 	}
 	rawChecks(c, cfg, r)
+	if cfg.reboot > 0 {
+		c.le("restarts on reconnect after a reboot", r.reconnectRestarts, 0,
+			fmt.Sprintf("%.0f containers restarted by the reconnect (target 0); %d pods Running %v after runlet's start with the apiserver down",
+				r.reconnectRestarts, cfg.reboot, r.rebootRunning.Round(100e6)))
+	}
 	b0 := cfg.bursts[0]
 	c.le("exit → API status p99", pct(r.exit, .99), 50, fmt.Sprintf("%.1f ms ≤ 50 ms", pct(r.exit, .99)))
 	c.le("in-place resize p50", pct(r.resize, .5), 200, fmt.Sprintf("%.1f ms ≤ 200 ms", pct(r.resize, .5)))

@@ -67,6 +67,7 @@ func rows(cfg config, r *results) []row {
 	out = append(out, row{fmt.Sprintf("relist, %d pods", b0), "ms", only(colPodman, r.relist.mean), "",
 		fmt.Sprintf("p50 %.1f ms; %.3f ms/pod; one pod's refresh %.1f ms", r.relist.p50, r.relist.mean/float64(r.relist.pods), r.relist.pod)})
 	out = append(out, scaleRows(cfg, r)...)
+	out = append(out, rebootRows(cfg, r)...)
 	join := only(colPodman, pct(r.join, .5))
 	join[colRaw] = pct(r.bootstrapReady, .5)
 	joinMax := only(colPodman, pct(r.join, 1))
@@ -163,6 +164,27 @@ func scaleRows(cfg config, r *results) []row {
 		{fmt.Sprintf("runlet RSS, %d pods", cfg.scale), "MiB", only(colPodman, r.scaleRest.mem.rss), "", r.scaleRest.mem.String()},
 		{fmt.Sprintf("relist, %d pods", cfg.scale), "ms", only(colPodman, r.scaleRelist.mean), "linear", fmt.Sprintf("p50 %.1f ms; %.3f ms/pod; one pod's refresh %.1f ms", r.scaleRelist.p50, r.scaleRelist.mean/float64(r.scaleRelist.pods), r.scaleRelist.pod)},
 	}
+}
+
+// rebootRows are a reboot's figures: runlet on podman only.
+func rebootRows(cfg config, r *results) []row {
+	if cfg.reboot == 0 {
+		return nil
+	}
+	return []row{
+		{fmt.Sprintf("reboot: %d pods Running", cfg.reboot), "s", only(colPodman, seconds(r.rebootRunning)), "measured",
+			fmt.Sprintf("apiserver down: runlet's exec → every checkpointed pod Running (kubelet port), of which the --offline-start-after wait %v", rebootOfflineWait)},
+		{"  then statuses in the API", "s", only(colPodman, seconds(r.reconnectStatus)), "seconds", "apiserver resumed → every pod's post-reboot container in the API"},
+		{"  restarts on reconnect", "containers", only(colPodman, r.reconnectRestarts), "0", fmt.Sprintf("containers not the ones run offline, %v after", cfg.settle)},
+	}
+}
+
+// seconds is d in seconds; a negative d (not measured) is NaN.
+func seconds(d time.Duration) float64 {
+	if d < 0 {
+		return math.NaN()
+	}
+	return d.Seconds()
 }
 
 func orNaN(m map[int]float64, k int) float64 {

@@ -3,12 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -85,23 +81,11 @@ func TestFaultAPIServerStopped60s(t *testing.T) {
 	delete(before, "p02")
 	pid := rl.PID()
 
-	api := apiserverPID(t)
-	if err := syscall.Kill(api, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	resumed := false
-	defer func() {
-		if !resumed {
-			_ = syscall.Kill(api, syscall.SIGCONT)
-		}
-	}()
+	resume := framework.PauseAPIServer(t)
 	time.Sleep(10 * time.Second)
 	framework.KillContainer(t, victim.id)
 	time.Sleep(50 * time.Second)
-	if err := syscall.Kill(api, syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
-	resumed = true
+	resume()
 	back := time.Now()
 
 	// The exit and restart happened while the apiserver was away: the status
@@ -120,18 +104,6 @@ func TestFaultAPIServerStopped60s(t *testing.T) {
 		return err == nil && l.Spec.RenewTime != nil && l.Spec.RenewTime.Time.After(back), nil
 	})
 	framework.WaitForNodeReady(t, rl.NodeName, 60*time.Second)
-}
-
-func apiserverPID(t *testing.T) int {
-	b, err := os.ReadFile(filepath.Join(framework.Get(t).CPDir, "pids", "kube-apiserver.pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pid
 }
 
 // assertOneSandboxEach checks every pod of ns has exactly one sandbox in

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -214,4 +215,32 @@ func UnmountUnder(dirs ...string) {
 			logf("unmount %s: %v", p, err)
 		}
 	}
+}
+
+// PauseAPIServer stops the control plane's kube-apiserver (SIGSTOP): it keeps its connections and
+// answers nothing, as an apiserver cut off by the network. The returned func resumes it (SIGCONT);
+// the end of the test does, if nothing did before.
+func PauseAPIServer(t testing.TB) (resume func()) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(Get(t).CPDir, "pids", "kube-apiserver.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	resume = func() {
+		once.Do(func() {
+			if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+				t.Errorf("resume the apiserver: %v", err)
+			}
+		})
+	}
+	t.Cleanup(resume)
+	return resume
 }

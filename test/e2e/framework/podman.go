@@ -27,6 +27,9 @@ type PodmanService struct {
 	TCP            string // host:port to listen on instead of Socket (a remote-style tcp:// service)
 	LogPath        string
 	ContainersConf string // written at the first Start when the host needs one (see configure)
+	// Root, RunRoot and TmpDir are a private service's own store and runtime state (PrivatePodman);
+	// empty: the host's.
+	Root, RunRoot, TmpDir string
 
 	mu         sync.Mutex
 	svc        *podmanservice.Service
@@ -131,7 +134,7 @@ func (p *PodmanService) configure() error {
 
 func (p *PodmanService) launch(conf string) error {
 	svc, err := podmanservice.Start(context.Background(), podmanservice.Options{
-		Listen: p.URL(), LogPath: p.LogPath, ContainersConf: conf,
+		Listen: p.URL(), LogPath: p.LogPath, ContainersConf: conf, Args: p.globalArgs(),
 		ReadyTimeout: 30 * time.Second, StopGrace: 15 * time.Second,
 	})
 	if err != nil {
@@ -340,20 +343,20 @@ func InspectContainer(t testing.TB, id string) *PodmanInspect {
 }
 
 func podmanContainers(filters ...string) ([]PodmanContainer, error) {
-	return podmanList[PodmanContainer]([]string{"ps", "-a"}, filters)
+	return podmanList[PodmanContainer](PodmanCLIE, []string{"ps", "-a"}, filters)
 }
 
 func podmanPods(filters ...string) ([]PodmanPod, error) {
-	return podmanList[PodmanPod]([]string{"pod", "ps"}, filters)
+	return podmanList[PodmanPod](PodmanCLIE, []string{"pod", "ps"}, filters)
 }
 
-// podmanList runs a podman listing command with filters and decodes its JSON.
-func podmanList[T any](cmd, filters []string) ([]T, error) {
+// podmanList runs a podman listing command with filters through cli and decodes its JSON.
+func podmanList[T any](cli func(...string) (string, error), cmd, filters []string) ([]T, error) {
 	args := append(cmd, "--format", "json")
 	for _, f := range filters {
 		args = append(args, "--filter", f)
 	}
-	out, err := PodmanCLIE(args...)
+	out, err := cli(args...)
 	if err != nil {
 		return nil, err
 	}

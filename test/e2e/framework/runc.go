@@ -29,6 +29,28 @@ var (
 	runcImagesErr  error
 )
 
+// testImagesTar is a docker-archive of the test images hack/images.sh builds into the host's
+// podman (and CoreDNS's, when it is there), saved once per test binary: what a runc runlet's image
+// store, or a private podman, loads.
+func testImagesTar(t testing.TB) string {
+	t.Helper()
+	EnsureImages(t)
+	c := Get(t)
+	runcImagesOnce.Do(func() {
+		runcImagesTar = filepath.Join(c.Dir, "runc-images.tar")
+		images := []string{BusyboxImage, TestServerImage}
+		// CoreDNS, for the tests that deploy the cluster DNS onto a runc node.
+		dns, _ := PodmanCLIE("images", "--format", "{{.Repository}}:{{.Tag}}", "--filter", "reference=localhost/runlet/coredns")
+		images = append(images, strings.Fields(dns)...)
+		_, runcImagesErr = PodmanCLIE(append([]string{"save", "--multi-image-archive", "--format", "docker-archive",
+			"-o", runcImagesTar}, images...)...)
+	})
+	if runcImagesErr != nil {
+		t.Fatalf("saving the test images: %v", runcImagesErr)
+	}
+	return runcImagesTar
+}
+
 // loadRuncImages gives a runc runlet's image store, under its root dir,
 // the test images the podman tests use, and the runlet's own Images.
 func loadRuncImages(t testing.TB, r *Runlet) {
@@ -43,21 +65,7 @@ func loadRuncImages(t testing.TB, r *Runlet) {
 // runlet that runs on root takes them through its store's socket.
 func LoadRuncImages(t testing.TB, binary, root string, extra ...string) {
 	t.Helper()
-	EnsureImages(t)
-	c := Get(t)
-	runcImagesOnce.Do(func() {
-		runcImagesTar = filepath.Join(c.Dir, "runc-images.tar")
-		images := []string{BusyboxImage, TestServerImage}
-		// CoreDNS, for the tests that deploy the cluster DNS onto a runc node.
-		dns, _ := PodmanCLIE("images", "--format", "{{.Repository}}:{{.Tag}}", "--filter", "reference=localhost/runlet/coredns")
-		images = append(images, strings.Fields(dns)...)
-		_, runcImagesErr = PodmanCLIE(append([]string{"save", "--multi-image-archive", "--format", "docker-archive",
-			"-o", runcImagesTar}, images...)...)
-	})
-	if runcImagesErr != nil {
-		t.Fatalf("saving the test images for runc: %v", runcImagesErr)
-	}
-	files := []string{runcImagesTar}
+	files := []string{testImagesTar(t)}
 	if len(extra) > 0 {
 		tar := filepath.Join(t.TempDir(), "images.tar")
 		if _, err := PodmanCLIE(append([]string{"save", "--multi-image-archive", "--format", "docker-archive", "-o", tar}, extra...)...); err != nil {

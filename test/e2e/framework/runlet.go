@@ -382,6 +382,15 @@ func (r *Runlet) Start() {
 	}
 }
 
+// StartProcess starts a stopped or killed runlet again (same flags) and returns at once: the node
+// may not become Ready (an apiserver that does not answer).
+func (r *Runlet) StartProcess() {
+	r.t.Helper()
+	if err := r.start(); err != nil {
+		r.t.Fatalf("start runlet: %v", err)
+	}
+}
+
 // WaitReady waits until this runlet process serves its kubelet port and the node is Ready, failing
 // early if runlet exits. (After a restart the node may still be Ready from before; the port tells
 // that the new process is up.)

@@ -31,6 +31,9 @@ type Options struct {
 	ReadyTimeout time.Duration
 	// StopGrace is how long Stop waits after SIGTERM before SIGKILL (5 s).
 	StopGrace time.Duration
+	// Args are podman's global options, given before "system service": a
+	// store of its own (--root, --runroot, --tmpdir).
+	Args []string
 	// Cgroups are the cgroups the service is moved to as it starts: runlet's
 	// helpers', so that the monitors it starts outlive the end of its
 	// starter's cgroup. Empty leaves it in its starter's.
@@ -85,9 +88,10 @@ func (s *Service) spawn(podman string) error {
 	}
 	defer logf.Close()
 	env := confEnv(podman, s.opts.ContainersConf)
-	fmt.Fprintf(logf, "=== %s runlet: %s system service --time=0 %s %s\n",
-		time.Now().Format(time.RFC3339Nano), podman, s.opts.Listen, strings.Join(env, " "))
-	cmd := exec.Command(podman, "system", "service", "--time=0", s.opts.Listen)
+	args := append(append([]string{}, s.opts.Args...), "system", "service", "--time=0", s.opts.Listen)
+	fmt.Fprintf(logf, "=== %s runlet: %s %s %s\n",
+		time.Now().Format(time.RFC3339Nano), podman, strings.Join(args, " "), strings.Join(env, " "))
+	cmd := exec.Command(podman, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// The service's containers' monitors inherit its working directory and
