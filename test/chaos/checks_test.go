@@ -348,7 +348,7 @@ func states(p *v1.Pod) string {
 		case cs.State.Waiting != nil:
 			st = fmt.Sprintf("waiting (%s: %s)", cs.State.Waiting.Reason, cs.State.Waiting.Message)
 		}
-		s = append(s, fmt.Sprintf("%s %s, %d restarts", cs.Name, st, cs.RestartCount))
+		s = append(s, fmt.Sprintf("%s %s %s, %d restarts", cs.Name, short(cs.ContainerID), st, cs.RestartCount))
 	}
 	return strings.Join(s, "; ")
 }

@@ -5,10 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/runlet/runlet/test/e2e/framework"
 	"k8s.io/apimachinery/pkg/types"
 )
+
+// labelAttempt is the attempt runlet stamps on a container (internal/runtime's label).
+const labelAttempt = "io.runlet.container.attempt"
 
 // hostView is the node's ground truth, read from the backend and the host rather than from runlet.
 type hostView struct {
@@ -41,6 +45,8 @@ type container struct {
 	id, name string
 	pod      types.UID
 	running  bool
+	attempt  string    // the attempt runlet labelled it with
+	created  time.Time // podman's creation, runc's start
 }
 
 type attachment struct {
@@ -124,7 +130,8 @@ func (n *node) podmanObjects(v *hostView) error {
 		if !c.IsInfra {
 			// podman says "stopping" while a stop waits out the grace period
 			v.containers = append(v.containers, container{id: c.ID, name: c.Labels[framework.LabelContainerName],
-				pod: types.UID(c.Labels[framework.LabelPodUID]), running: c.State == "running" || c.State == "stopping"})
+				pod: types.UID(c.Labels[framework.LabelPodUID]), running: c.State == "running" || c.State == "stopping",
+				attempt: c.Labels[labelAttempt], created: time.Unix(c.Created, 0)})
 		}
 	}
 	return nil
@@ -162,7 +169,8 @@ func (n *node) runcObjects(v *hostView) error {
 		return err
 	}
 	for _, c := range ctrs {
-		v.containers = append(v.containers, container{id: c.ID, name: c.Name(), pod: types.UID(c.Labels[framework.LabelPodUID]), running: c.Running})
+		v.containers = append(v.containers, container{id: c.ID, name: c.Name(), pod: types.UID(c.Labels[framework.LabelPodUID]), running: c.Running,
+			attempt: c.Labels[labelAttempt], created: c.StartedAt})
 	}
 	return nil
 }

@@ -214,10 +214,37 @@ func notRunning(h *hostView, pods []*v1.Pod) []string {
 	return out
 }
 
-// breach fails the run with the seed, the breach and what led to it.
+// breach fails the run with the seed, the breach, what led to it and what the API and the backend
+// hold of each pod.
 func (c *checker) breach(after, what string, details []string) {
-	c.t.Fatalf("seed %d, backend %s: after %s, %s:\n  %s\nwhat happened so far:\n  %s\nreplay: RUNLET_CHAOS_SEED=%d RUNLET_CHAOS_BACKENDS=%s",
-		c.seed, c.backend, after, what, strings.Join(details, "\n  "), strings.Join(c.history, "\n  "), c.seed, c.backend)
+	c.t.Fatalf("seed %d, backend %s: after %s, %s:\n  %s\nwhat happened so far:\n  %s\nthe pods in the API and the backend:\n  %s\nreplay: RUNLET_CHAOS_SEED=%d RUNLET_CHAOS_BACKENDS=%s",
+		c.seed, c.backend, after, what, strings.Join(details, "\n  "), strings.Join(c.history, "\n  "), strings.Join(c.dump(), "\n  "), c.seed, c.backend)
+}
+
+// dump shows each pod as the API and the backend hold it, for the report of a breach.
+func (c *checker) dump() []string {
+	l, err := c.look()
+	if err != nil {
+		return []string{err.Error()}
+	}
+	byPod := map[types.UID][]string{}
+	for _, sb := range l.host.sandboxes {
+		byPod[sb.pod] = append(byPod[sb.pod], fmt.Sprintf("sandbox %s running=%v", short(sb.id), sb.running))
+	}
+	for _, ct := range l.host.containers {
+		byPod[ct.pod] = append(byPod[ct.pod], fmt.Sprintf("container %s %s attempt=%s running=%v created %s", ct.name, short(ct.id), ct.attempt,
+			ct.running, ct.created.Format("15:04:05")))
+	}
+	var out []string
+	for _, p := range l.pods {
+		out = append(out, fmt.Sprintf("%s %s %s: %s; backend: %s", p.Name, p.UID, p.Status.Phase, states(&p), strings.Join(byPod[p.UID], ", ")))
+		delete(byPod, p.UID)
+	}
+	for uid, objs := range byPod {
+		out = append(out, fmt.Sprintf("%s (not in the API): %s", c.podName(uid), strings.Join(objs, ", ")))
+	}
+	sort.Strings(out)
+	return out
 }
 
 // note adds a line to the history that a breach reports.

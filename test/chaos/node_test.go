@@ -32,7 +32,7 @@ type node struct {
 
 func startNode(t *testing.T, backend string) *node {
 	n := &node{t: t, backend: backend, cni: newCNIDir(t)}
-	opts := framework.RunletOptions{LogLevel: "info", Runtime: backend,
+	opts := framework.RunletOptions{LogLevel: os.Getenv("RUNLET_CHAOS_LOG_LEVEL"), Runtime: backend,
 		ExtraArgs: []string{"--offline-start-after=" + offlineStartAfter.String(), "--network-plugin=kubenet", "--cni-bin-dir=" + n.cni.dir}}
 	if backend == backendPodman {
 		// A podman of the node's own: a reboot takes its runtime state, and its SIGKILL hits no
@@ -41,6 +41,7 @@ func startNode(t *testing.T, backend string) *node {
 		opts.PodmanSocket = n.pm.Socket
 	}
 	n.rl = framework.StartRunlet(t, opts)
+	t.Cleanup(n.keepLogs)
 	nd, err := framework.Get(t).Client.CoreV1().Nodes().Get(context.Background(), n.rl.NodeName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -127,5 +128,24 @@ func (n *node) startPodman() {
 	}
 	if err := n.pm.Start(); err != nil {
 		n.t.Fatalf("start the podman service: %v", err)
+	}
+}
+
+// keepLogs copies, when the run failed, runlet's log and the podman service's into the framework's
+// state dir, which outlives a failed run (the test's temp dirs do not).
+func (n *node) keepLogs() {
+	if !n.t.Failed() {
+		return
+	}
+	dir := framework.Get(n.t).Dir
+	logs := map[string]string{"runlet": n.rl.LogPath}
+	if n.pm != nil {
+		logs["podman"] = n.pm.LogPath
+	}
+	for name, path := range logs {
+		keep := filepath.Join(dir, fmt.Sprintf("chaos-%s-%s.log", n.backend, name))
+		if b, err := os.ReadFile(path); err == nil && os.WriteFile(keep, b, 0o644) == nil {
+			progress(n.backend, "%s's log kept in %s", name, keep)
+		}
 	}
 }
