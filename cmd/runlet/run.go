@@ -101,6 +101,6 @@ func coreConfig(o *options, nodeIP string, res nodeResources) kubelet.Config {
 		Runtime: res.runtimeOptions(o), Allocatable: res.allocatable,
 		PodManifestPath: o.PodManifestPath, ManifestURL: o.ManifestURL, ManifestHeader: o.manifestHeader,
 		ShutdownGracePeriods: o.shutdownPeriods(),
-		OfflineStartAfter: o.OfflineStartAfter,
+		OfflineStartAfter:    o.OfflineStartAfter,
 	}
 }
