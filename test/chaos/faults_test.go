@@ -122,11 +122,12 @@ func rebootOffline(f *faultRun) string {
 	stopped := f.r.IntN(2) == 0
 	framework.SimulateReboot(f.t, f.n.rl, f.n.pm)
 	time.Sleep(down) // the churn deletes and creates pods the node will only learn of later
-	how, back := "stopped (SIGSTOP)", func() {}
+	var resume func()
+	how := "ended"
 	if stopped {
-		how, back = "ended", framework.StopAPIServer(f.t, syscall.SIGKILL)
+		resume = framework.StopAPIServer(f.t, syscall.SIGKILL)
 	} else {
-		back = framework.PauseAPIServer(f.t)
+		how, resume = "stopped (SIGSTOP)", framework.PauseAPIServer(f.t)
 	}
 	f.n.startPodman()
 	t0 := time.Now()
@@ -134,7 +135,7 @@ func rebootOffline(f *faultRun) string {
 	n := f.c.offline(f.n.rl.RootDir)
 	running := time.Since(t0)
 	time.Sleep(outage)
-	back()
+	resume()
 	f.n.rl.WaitReady(3 * time.Minute)
 	return fmt.Sprintf("reboot with the apiserver %s: node down %v, %d checkpointed pods running offline %v after runlet's start, apiserver back %v later",
 		how, down, n, running.Round(time.Second), outage)
