@@ -12,7 +12,7 @@ VERSION ?= $(shell awk -F'"' '/^appVersion:/ {print $$2}' charts/runlet/Chart.ya
 COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 LDFLAGS = -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build image manifests run stop test test-unit test-e2e test-e2e-runc deps cp kubelet bench soak scale conformance lint clean
+.PHONY: all build image manifests run stop test test-unit test-e2e test-e2e-runc deps cp kubelet bench soak chaos scale conformance lint clean
 
 all: build
 
@@ -95,6 +95,15 @@ conformance:
 # soak: 500 pods created and deleted in waves; runlet's goroutines, fds and RSS before and after (test/soak)
 soak: deps cp
 	RUNLET_SOAK=1 $(GO) test -count=1 -timeout 60m -v -run TestSoak ./test/soak
+
+# chaos: pods created and deleted without pause on a runlet node, on podman then on runc, while faults strike
+# it at random (runlet, podman and the apiserver killed or stopped, reboots, the pod network's ADD failing);
+# invariants checked after each fault (test/chaos, docs/chaos.md). RUNLET_CHAOS_MINUTES per backend (30),
+# RUNLET_CHAOS_SEED replays a run; the timeout leaves each backend 15 minutes to settle and clean up.
+# Not part of `make test`.
+chaos: deps cp
+	m=$${RUNLET_CHAOS_MINUTES:-30}; RUNLET_CHAOS=1 RUNLET_CHAOS_MINUTES=$$m \
+	  $(GO) test -count=1 -timeout $$(( ($${m%.*} + 15) * 2 ))m -v -run TestChaos ./test/chaos
 
 # scale: 100 of kubemark's hollow kubelets, then 100 hollow runlet nodes, 30 pods a node, on one control
 # plane: requests and watches per node, pod-start latency, memory per node (test/scale, docs/scale.md;

@@ -135,7 +135,7 @@ func New(ctx context.Context, cfg Config, d Deps) (*Kubelet, error) {
 	// static pods' to their mirror pods, and the final status before the
 	// delete of a pod that terminated; it resyncs them with the API.
 	target := status.Target(apiPodOf(d.Pods), mirrorOf(d.Pods))
-	sm := status.NewManager(status.Config{Writer: status.APIWriter{Pods: client.CoreV1(), Current: target},
+	sm := status.NewManager(status.Config{Writer: status.APIWriter{Pods: client.CoreV1(), Current: target, Synced: d.Pods.Synced},
 		APIPods: target, Written: checkpointStatus(d.Checkpoint), Log: log.WithField("component", "status")})
 	mirrors := mirror.New(mirror.Config{Client: client, NodeName: cfg.NodeName, Log: log.WithField("component", "mirror"),
 		Pods: d.Pods.Lister(), Synced: d.Pods.Synced, Created: func(static *v1.Pod) { sm.Requeue(static.UID) }})

@@ -82,3 +82,62 @@ func replaced(pod *v1.Pod, ps *runtime.PodStatus) []runtime.Container {
 	}
 	return out
 }
+
+// rememberReplaced keeps the records of the containers removed with a
+// replaced sandbox (replaced) beyond the sync that removes them: one that
+// does not get to start their successors (a crash back-off, an error, a
+// newer update of the pod) must leave the next sync what they did, or their
+// restart counts start again from 0 and one that had finished runs again.
+func (m *Manager) rememberReplaced(uid string, removed []runtime.Container) {
+	if len(removed) == 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.replaced[uid] = append(m.replaced[uid], removed...)
+}
+
+// withReplaced adds to ps the remembered records of containers removed
+// with a replaced sandbox that have no successor yet. A record goes once
+// the backend shows its container (the removal failed) or a container of
+// the same name in another sandbox (its successor). ps itself is not
+// changed.
+func (m *Manager) withReplaced(uid string, ps *runtime.PodStatus) *runtime.PodStatus {
+	m.mu.Lock()
+	var keep []runtime.Container
+	for _, r := range m.replaced[uid] {
+		if !succeeded(ps, r) {
+			keep = append(keep, r)
+		}
+	}
+	if len(keep) == 0 {
+		delete(m.replaced, uid)
+	} else {
+		m.replaced[uid] = keep
+	}
+	m.mu.Unlock()
+	if len(keep) == 0 {
+		return ps
+	}
+	out := &runtime.PodStatus{UID: uid}
+	if ps != nil {
+		out.Sandboxes = ps.Sandboxes
+		out.Containers = append(out.Containers, ps.Containers...)
+	}
+	out.Containers = append(out.Containers, keep...)
+	return out
+}
+
+// succeeded reports whether ps shows the removed container r again, or a
+// container that took its place.
+func succeeded(ps *runtime.PodStatus, r runtime.Container) bool {
+	if ps == nil {
+		return false
+	}
+	for _, c := range ps.Containers {
+		if c.Name == r.Name && (c.ID == r.ID || c.SandboxID != r.SandboxID) {
+			return true
+		}
+	}
+	return false
+}

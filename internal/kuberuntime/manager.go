@@ -124,6 +124,9 @@ type Manager struct {
 	mountFailed map[string]bool
 	// mountRetries are the waits between a sync's tries of the volumes.
 	mountRetries []time.Duration
+	// replaced: pod UID -> the last records of containers removed with a
+	// sandbox that was not ready, until their successors exist (lost.go).
+	replaced map[string][]runtime.Container
 }
 
 // NewManager returns a manager for cfg.Runtime.
@@ -152,6 +155,7 @@ func NewManager(cfg Config) *Manager {
 		podCgroupTarget: map[string]runtime.Resources{},
 		mountFailed:     map[string]bool{},
 		mountRetries:    mountRetries,
+		replaced:        map[string][]runtime.Container{},
 		env:             cfg.Env,
 		hostIPs:         cfg.HostIPs,
 		secrets:         cfg.PullSecrets,
@@ -228,6 +232,7 @@ func (m *Manager) Forget(uid string) {
 	delete(m.messages, uid)
 	delete(m.podCgroupTarget, uid)
 	delete(m.mountFailed, uid)
+	delete(m.replaced, uid)
 	// A pod deleted while its image pull was backing off leaves its last
 	// pull errors (keyed <uid>_<image>).
 	m.pullErrors.Range(func(k, _ any) bool {

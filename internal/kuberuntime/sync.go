@@ -34,6 +34,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 	if status.AllContainersRestarting(&pod.Status) {
 		return m.restartAll(ctx, pod, ps)
 	}
+	ps = m.withReplaced(uid, ps)
 	ps, lost := withLostContainers(pod, ps)
 	if done := podIsDone(pod, ps); done {
 		res.Terminal = true
@@ -70,6 +71,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *runtime.PodStatu
 		var removed []runtime.Container
 		if sb != nil {
 			removed = replaced(pod, ps)
+			m.rememberReplaced(uid, removed)
 		}
 		created, err := m.newSandbox(ctx, pod, sb, ps, len(lost) > 0, mounted)
 		if err != nil {

@@ -260,6 +260,47 @@ func TestSyncPodNewSandboxKeepsRestartPolicy(t *testing.T) {
 	}
 }
 
+// TestNewSandboxAfterAFailedSync: a sync that replaced a sandbox that was
+// not ready (a reboot) but did not get to start the containers in the new
+// one leaves the syncs after it what they did, through a back-off too: the
+// one that was running starts again, its restart counted once, and under
+// OnFailure the one that had succeeded does not run again.
+func TestNewSandboxAfterAFailedSync(t *testing.T) {
+	e := newEnv(t)
+	pod := newPod(v1.RestartPolicyOnFailure, "done", "run")
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.f.Exit(e.latest(pod, "done").ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.f.SetSandboxState(e.f.Sandboxes()[0].ID, runtime.SandboxNotReady)
+	boom := errors.New("boom")
+	e.f.Fail("CreateContainer", boom)
+	if _, err := e.sync(pod); !errors.Is(err, boom) {
+		t.Fatalf("sync error %v; want the failed create", err)
+	}
+	e.f.Fail("CreateContainer", nil)
+	// The failed start counts for the back-off, as on the kubelet: the
+	// next sync waits it out, and the one after it starts the container.
+	if _, err := e.sync(pod); !errors.Is(err, ErrBackOff) {
+		t.Fatalf("sync error %v; want the back-off", err)
+	}
+	e.m.crashBackoff.now = func() time.Time { return time.Now().Add(time.Minute) }
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	var running []string
+	for _, c := range e.f.Containers() {
+		if c.State == runtime.ContainerRunning {
+			running = append(running, fmt.Sprintf("%s@%d", c.Name, c.Attempt))
+		}
+	}
+	if len(running) != 1 || running[0] != "run@1" {
+		t.Errorf("running in the new sandbox: %v; want run@1 alone", running)
+	}
+}
+
 func TestSyncPodFailures(t *testing.T) {
 	boom := errors.New("boom")
 	cases := []struct {

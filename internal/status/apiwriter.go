@@ -3,6 +3,7 @@ package status
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/runlet/runlet/internal/podconfig"
@@ -25,7 +26,15 @@ type APIWriter struct {
 	// bound to it (the Node authorizer refuses it), so a pod the informer no
 	// longer holds is gone without a request.
 	Current APIPod
+	// Synced, if set, reports whether that informer has listed the node's
+	// pods: until it has (runlet started while the apiserver does not
+	// answer), a pod it does not hold is not known to be gone.
+	Synced func() bool
 }
+
+// ErrNotListed says the node's pods have not been listed yet: whether the
+// pod's API object is there is not known.
+var ErrNotListed = errors.New("the node's pods are not listed yet")
 
 // WriteStatus implements StatusWriter.
 func (w APIWriter) WriteStatus(ctx context.Context, pod *v1.Pod) error {
@@ -45,6 +54,9 @@ func (w APIWriter) WriteStatus(ctx context.Context, pod *v1.Pod) error {
 // others own are kept as the API holds them (mergePodStatus).
 func (w APIWriter) writeStatus(ctx context.Context, pod *v1.Pod) error {
 	cur, ok := w.Current(pod)
+	if !ok && w.Synced != nil && !w.Synced() {
+		return ErrNotListed
+	}
 	if !ok {
 		return ErrPodGone
 	}

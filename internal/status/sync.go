@@ -164,8 +164,8 @@ func (s *apiSync) forget(uid types.UID) {
 
 // syncAPI writes one pod's newest status (and deletes it with del). It
 // reports whether the write should be tried again: it failed while runlet
-// still holds the pod's status, or a static pod's mirror pod does not exist
-// yet.
+// still holds the pod's status, a static pod's mirror pod does not exist
+// yet, or a delete waits for the API to list the node's pods.
 func (m *Manager) syncAPI(ctx context.Context, uid types.UID, del bool) (retry bool) {
 	pod, ok := m.GetPod(uid)
 	if !ok || ctx.Err() != nil {
@@ -190,6 +190,10 @@ func (m *Manager) syncAPI(ctx context.Context, uid types.UID, del bool) (retry b
 	switch {
 	case err == nil:
 		return false
+	case errors.Is(err, ErrNotListed):
+		// Offline: a status is written again once the API has listed the
+		// node's pods (ReconcileNow); a delete is not, and waits for it.
+		return del
 	case errors.Is(err, ErrPodGone):
 		// A static pod's status waits for its mirror pod to be created.
 		return podconfig.IsStatic(pod)

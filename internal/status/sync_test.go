@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,6 +81,39 @@ func TestFinalDeleteAfterTermination(t *testing.T) {
 	if len(d.got) != 1 || d.got[0].UID != pod.UID || d.got[0].Status.Phase != v1.PodFailed {
 		t.Fatalf("deleted %+v; want the deleted pod once, with its terminal status", d.got)
 	}
+}
+
+// TestFinalDeleteWaitsForTheList: a pod that finished terminating while
+// the node's pods were not listed yet (runlet started without an
+// apiserver, from its checkpoint) is deleted once they are, not taken for
+// gone because the informer does not hold it yet.
+func TestFinalDeleteWaitsForTheList(t *testing.T) {
+	pod := deletedPod()
+	client := fake.NewClientset(pod.DeepCopy())
+	var listed atomic.Bool
+	w := apiWriter(client)
+	current := w.Current
+	w.Current = func(p *v1.Pod) (*v1.Pod, bool) {
+		if !listed.Load() {
+			return nil, false
+		}
+		return current(p)
+	}
+	w.Synced = listed.Load
+	m := NewManager(Config{Writer: w, Log: logtest.Discard()})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go m.Run(ctx)
+	m.SetPodStatus(pod, v1.PodStatus{Phase: v1.PodFailed})
+	m.PodTerminated(pod)
+	if !m.syncAPI(ctx, pod.UID, true) {
+		t.Fatal("a delete before the list is not tried again")
+	}
+	listed.Store(true)
+	polltest.Eventually(t, 10*time.Second, "the pod deleted once the node's pods are listed", func() bool {
+		_, err := client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		return err != nil
+	})
 }
 
 // TestFinalDeleteNeedsTerminalPhase: the kubelet deletes only a pod whose

@@ -24,6 +24,8 @@ type BackendSandbox struct {
 	Labels map[string]string
 	// CgroupParent is the pod's cgroup, relative to a hierarchy's root.
 	CgroupParent string
+	// Running: its infra (podman) or pause (runc) process is alive.
+	Running bool
 }
 
 // BackendContainer is one of a pod's containers (never the infra) as the
@@ -86,6 +88,16 @@ func RuncSandboxes(t testing.TB, rootDir string, uid types.UID) []BackendSandbox
 	return out
 }
 
+// RuncNodeSandboxes and RuncNodeContainers list every sandbox and container that the runc runlet
+// whose --root-dir is rootDir keeps, of all its pods.
+func RuncNodeSandboxes(rootDir string) ([]BackendSandbox, error) {
+	return runcSandboxes(filepath.Join(rootDir, "runc"), "")
+}
+
+func RuncNodeContainers(rootDir string) ([]BackendContainer, error) {
+	return runcContainers(filepath.Join(rootDir, "runc"), "")
+}
+
 func sandboxes(uid types.UID) ([]BackendSandbox, error) {
 	var out []BackendSandbox
 	for _, root := range runcRoots() {
@@ -106,7 +118,7 @@ func sandboxes(uid types.UID) ([]BackendSandbox, error) {
 		if own := PodCgroupAbove(cg, uid); own != "" {
 			cg = own
 		}
-		out = append(out, BackendSandbox{ID: p.ID, Labels: p.Labels, CgroupParent: cg})
+		out = append(out, BackendSandbox{ID: p.ID, Labels: p.Labels, CgroupParent: cg, Running: p.InfraRunning()})
 	}
 	return out, err
 }
@@ -167,6 +179,7 @@ func runcRoots() []string {
 	return roots
 }
 
+// runcSandboxes reads the sandbox records under a runc backend's root: a pod's, or all ("").
 func runcSandboxes(root string, uid types.UID) ([]BackendSandbox, error) {
 	var out []BackendSandbox
 	for _, path := range glob(filepath.Join(root, "s", "*", "sandbox.json")) {
@@ -180,13 +193,14 @@ func runcSandboxes(root string, uid types.UID) ([]BackendSandbox, error) {
 		}
 		if found, err := readRecord(path, &rec); err != nil {
 			return nil, err
-		} else if found && rec.Config.PodUID == string(uid) {
-			out = append(out, BackendSandbox{ID: rec.ID, Labels: rec.Config.Labels, CgroupParent: rec.CgroupParent})
+		} else if found && (uid == "" || rec.Config.PodUID == string(uid)) {
+			out = append(out, BackendSandbox{ID: rec.ID, Labels: rec.Config.Labels, CgroupParent: rec.CgroupParent, Running: pausePID(path) > 0})
 		}
 	}
 	return out, nil
 }
 
+// runcContainers reads the container records under a runc backend's root: a pod's, or all ("").
 func runcContainers(root string, uid types.UID) ([]BackendContainer, error) {
 	var out []BackendContainer
 	for _, path := range glob(filepath.Join(root, "c", "*", "container.json")) {
@@ -202,7 +216,7 @@ func runcContainers(root string, uid types.UID) ([]BackendContainer, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !found || rec.PodUID != string(uid) {
+		if !found || (uid != "" && rec.PodUID != string(uid)) {
 			continue
 		}
 		c := BackendContainer{ID: rec.ID, Labels: rec.Config.Labels, StartedAt: rec.StartedAt}

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -243,4 +244,95 @@ func PauseAPIServer(t testing.TB) (resume func()) {
 	}
 	t.Cleanup(resume)
 	return resume
+}
+
+// StopAPIServer stops the control plane's kube-apiserver with sig (SIGTERM: a clean shutdown, its
+// watches closed; SIGKILL: a crash, its connections reset) and waits for it to exit. The returned func
+// starts it again as hack/cp-up.sh started it (its command line, environment and working directory,
+// its log appended, its PID file rewritten, so that the teardown stops the new process) and waits
+// until it is ready; the end of the test does, if nothing did before.
+func StopAPIServer(t testing.TB, sig syscall.Signal) (start func()) {
+	t.Helper()
+	c := Get(t)
+	pidFile := filepath.Join(c.CPDir, "pids", "kube-apiserver.pid")
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv, env, dir, err := processCommand(pid)
+	if err != nil {
+		t.Fatalf("the apiserver's command: %v", err)
+	}
+	if err := stopProcess(pid, sig, 30*time.Second); err != nil {
+		t.Fatalf("stop the apiserver: %v", err)
+	}
+	var once sync.Once
+	start = func() {
+		once.Do(func() {
+			if err := startAPIServer(c, argv, env, dir, pidFile); err != nil {
+				t.Fatalf("start the apiserver again: %v", err)
+			}
+		})
+	}
+	t.Cleanup(start)
+	return start
+}
+
+// processCommand reads a process's command line, environment and working directory.
+func processCommand(pid int) (argv, env []string, dir string, err error) {
+	cmdline, err1 := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	environ, err2 := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	dir, err3 := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return nil, nil, "", err
+	}
+	split := func(b []byte) []string { return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00") }
+	return split(cmdline), split(environ), dir, nil
+}
+
+// stopProcess sends sig to a process that is not the test's child and waits for it to go, with
+// SIGKILL after timeout.
+func stopProcess(pid int, sig syscall.Signal, timeout time.Duration) error {
+	if err := syscall.Kill(pid, sig); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for syscall.Kill(pid, 0) == nil && !zombie(pid) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			deadline = time.Now().Add(timeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil
+}
+
+// startAPIServer starts the apiserver from its recorded command, in a session of its own as
+// hack/cp-up.sh starts it, and waits for /readyz.
+func startAPIServer(c *Cluster, argv, env []string, dir, pidFile string) error {
+	log, err := os.OpenFile(filepath.Join(c.CPDir, "logs", "kube-apiserver.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = env, dir, log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() { _ = cmd.Wait() }() // reaped when hack/cp-down.sh stops it
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
+		return err
+	}
+	return poll(2*time.Minute, func() (bool, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		body, err := c.Client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil && strings.TrimSpace(string(body)) == "ok", nil
+	}, false)
 }

@@ -247,6 +247,16 @@ type PodmanPod struct {
 	} `json:"Containers"`
 }
 
+// InfraRunning reports whether the pod's infra container runs.
+func (p PodmanPod) InfraRunning() bool {
+	for _, c := range p.Containers {
+		if c.ID == p.InfraID {
+			return strings.EqualFold(c.Status, "running")
+		}
+	}
+	return false
+}
+
 // PodmanInspect is the part of `podman container inspect` that tests usually look at; Raw has it all.
 type PodmanInspect struct {
 	ID    string `json:"Id"`

@@ -87,12 +87,12 @@ func (p *PodmanService) CLI(args ...string) (string, error) {
 // PodsOf lists this service's podman pods of a pod UID (a private one's, which the framework's
 // host-podman helpers do not see).
 func (p *PodmanService) PodsOf(uid types.UID) ([]PodmanPod, error) {
-	return podmanList[PodmanPod](p.CLI, []string{"pod", "ps"}, []string{"label=" + LabelPodUID + "=" + string(uid)})
+	return p.PodsWith("label=" + LabelPodUID + "=" + string(uid))
 }
 
 // ContainersOf lists this service's containers of a pod UID, running or not, the infra's aside.
 func (p *PodmanService) ContainersOf(uid types.UID) ([]PodmanContainer, error) {
-	all, err := podmanList[PodmanContainer](p.CLI, []string{"ps", "-a"}, []string{"label=" + LabelPodUID + "=" + string(uid)})
+	all, err := p.ContainersWith("label=" + LabelPodUID + "=" + string(uid))
 	var out []PodmanContainer
 	for _, c := range all {
 		if !c.IsInfra {
@@ -100,6 +100,17 @@ func (p *PodmanService) ContainersOf(uid types.UID) ([]PodmanContainer, error) {
 		}
 	}
 	return out, err
+}
+
+// PodsWith lists this service's podman pods that match every filter (e.g. "label=k=v").
+func (p *PodmanService) PodsWith(filters ...string) ([]PodmanPod, error) {
+	return podmanList[PodmanPod](p.CLI, []string{"pod", "ps"}, filters)
+}
+
+// ContainersWith lists this service's containers that match every filter, running or not, infra
+// containers included.
+func (p *PodmanService) ContainersWith(filters ...string) ([]PodmanContainer, error) {
+	return podmanList[PodmanContainer](p.CLI, []string{"ps", "-a"}, filters)
 }
 
 func (p *PodmanService) removePrivate(t testing.TB, run string) {
