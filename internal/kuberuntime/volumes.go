@@ -32,13 +32,16 @@ func (noVolumes) ContainerMounts(*v1.Pod, *v1.Container, []v1.EnvVar) ([]runtime
 	return nil, nil
 }
 
-// mountRetries are the waits between a sync's tries of a pod's volumes, as
-// the kubelet's volume manager retries a failed mount (from 500 ms,
-// doubling) while SyncPod waits for it. The Node authorizer learns of a new
-// pod from its own watch, a moment after the node does: the first token or
-// Secret read of a new pod may be refused, and a sync failed for it would
-// wait out the pod worker's back-off.
-var mountRetries = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}
+// mountRetries are the waits between a sync's tries of a pod's volumes,
+// doubling, as the kubelet's volume manager retries a failed mount while
+// SyncPod waits for it. The Node authorizer and NodeRestriction learn of a
+// new pod from the apiserver's own watch, a moment after the node does: the
+// first token or Secret read of a new pod may be refused, and is allowed
+// some milliseconds later. The kubelet's first retry comes after 500 ms,
+// which a pod start that met the refusal pays in full; runlet's comes after
+// 100 ms, and the tries still span about 3 s before a FailedMount event.
+var mountRetries = []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond,
+	800 * time.Millisecond, 1600 * time.Millisecond}
 
 // mountVolumes sets up the pod's volumes before its sandbox and containers,
 // as the kubelet waits for them in SyncPod: until every volume is ready the
