@@ -249,13 +249,7 @@ func TestSyncPodNewSandboxKeepsRestartPolicy(t *testing.T) {
 	if _, err := e.sync(pod); err != nil {
 		t.Fatal(err)
 	}
-	var running []string
-	for _, c := range e.f.Containers() {
-		if c.State == runtime.ContainerRunning {
-			running = append(running, fmt.Sprintf("%s@%d", c.Name, c.Attempt))
-		}
-	}
-	if len(running) != 1 || running[0] != "run@1" {
+	if running := e.running(); len(running) != 1 || running[0] != "run@1" {
 		t.Errorf("running in the new sandbox: %v; want run@1 alone", running)
 	}
 }
@@ -290,13 +284,7 @@ func TestNewSandboxAfterAFailedSync(t *testing.T) {
 	if _, err := e.sync(pod); err != nil {
 		t.Fatal(err)
 	}
-	var running []string
-	for _, c := range e.f.Containers() {
-		if c.State == runtime.ContainerRunning {
-			running = append(running, fmt.Sprintf("%s@%d", c.Name, c.Attempt))
-		}
-	}
-	if len(running) != 1 || running[0] != "run@1" {
+	if running := e.running(); len(running) != 1 || running[0] != "run@1" {
 		t.Errorf("running in the new sandbox: %v; want run@1 alone", running)
 	}
 }
@@ -387,4 +375,15 @@ func TestSyncPodSandboxThatDidNotStart(t *testing.T) {
 	if cur := e.latest(pod, "c"); cur.State != runtime.ContainerRunning {
 		t.Errorf("container %v after the retry; want running in a new sandbox", cur.State)
 	}
+}
+
+// running lists the backend's running containers as name@attempt.
+func (e *env) running() []string {
+	var out []string
+	for _, c := range e.f.Containers() {
+		if c.State == runtime.ContainerRunning {
+			out = append(out, fmt.Sprintf("%s@%d", c.Name, c.Attempt))
+		}
+	}
+	return out
 }
