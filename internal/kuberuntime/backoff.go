@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -17,6 +18,7 @@ type backoff struct {
 	max     time.Duration
 	entries map[string]*backoffEntry
 	path    string
+	bootID  string // the boot the entries belong to (persist)
 	now     func() time.Time
 }
 
@@ -107,11 +109,26 @@ func (b *backoff) GC() {
 	}
 }
 
-// persist loads the entries kept in path and keeps saving there.
+// bootIDPath names the host's boot: a persisted back-off belongs to one.
+var bootIDPath = "/proc/sys/kernel/random/boot_id"
+
+// backoffFile is what persist keeps: the entries, and the boot they were
+// recorded in.
+type backoffFile struct {
+	BootID  string                   `json:"bootID"`
+	Entries map[string]*backoffEntry `json:"entries"`
+}
+
+// persist loads the entries kept in path and keeps saving there. Entries of
+// an earlier boot are dropped: a restart of runlet keeps a crash loop's
+// pace, but after a reboot the containers start at once, as a kubelet
+// starts them with its back-off, which it holds in memory, gone.
 func (b *backoff) persist(path string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.path = path
+	id, _ := os.ReadFile(bootIDPath)
+	b.bootID = strings.TrimSpace(string(id))
 	data, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return nil
@@ -119,14 +136,25 @@ func (b *backoff) persist(path string) error {
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(data, &b.entries)
+	var f backoffFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return err
+	}
+	if f.Entries == nil {
+		// kept before the boot was: the entries alone
+		return json.Unmarshal(data, &b.entries)
+	}
+	if f.BootID == b.bootID {
+		b.entries = f.Entries
+	}
+	return nil
 }
 
 func (b *backoff) saveLocked() {
 	if b.path == "" {
 		return
 	}
-	data, _ := json.Marshal(b.entries)
+	data, _ := json.Marshal(backoffFile{BootID: b.bootID, Entries: b.entries})
 	tmp := b.path + ".tmp"
 	if err := os.MkdirAll(filepath.Dir(b.path), 0o700); err != nil {
 		return
