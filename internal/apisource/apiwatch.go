@@ -1,6 +1,7 @@
 package apisource
 
 import (
+	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/runlet/runlet/internal/status"
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -15,9 +16,19 @@ import (
 //     gates;
 //   - a resize of pod-level resources (spec.resources): virtual-kubelet
 //     compares a pod's containers, not the pod's own resources, and would
-//     drop it.
+//     drop it;
+//   - a pod deleted while the watch was down: the informer's list after
+//     the watch comes back reports it as a tombstone, which virtual-kubelet
+//     drops, and the pod would run on for good.
 func (s *Source) apiHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				if pod, ok := tomb.Obj.(*v1.Pod); ok {
+					s.dropGone(pod)
+				}
+			}
+		},
 		UpdateFunc: func(oldObj, newObj any) {
 			old, ok1 := oldObj.(*v1.Pod)
 			cur, ok2 := newObj.(*v1.Pod)
@@ -32,6 +43,19 @@ func (s *Source) apiHandler() cache.ResourceEventHandler {
 			}
 		},
 	}
+}
+
+// dropGone lets go of a pod the API no longer holds, as a delete the
+// framework hands over does once the API object is gone.
+func (s *Source) dropGone(pod *v1.Pod) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.set.pods[pod.UID]
+	if !ok || podconfig.IsMirror(cur) || s.inAPI(cur) {
+		return
+	}
+	s.set.forget(cur)
+	s.markDirty()
 }
 
 // takePodResources records the API's pod-level resources, and the

@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/tools/cache"
 )
 
 func withConditions(p *v1.Pod, conds ...v1.PodCondition) *v1.Pod {
@@ -64,5 +65,33 @@ func TestPodLevelResize(t *testing.T) {
 	h.OnUpdate(resized, stale)
 	if got := f.snap()["a"]; got.Generation != 2 {
 		t.Errorf("generation went back to %d", got.Generation)
+	}
+}
+
+// TestDeletedWhileTheWatchWasDown: a pod the API deleted while the watch was
+// down comes back from the informer as a tombstone, which the framework
+// drops; the source lets go of the pod, and only of one the API no longer
+// holds.
+func TestDeletedWhileTheWatchWasDown(t *testing.T) {
+	gone, kept := ppod("gone", "ug"), ppod("kept", "uk")
+	f := newFixture(t, gone, kept)
+	f.s.Add(gone)
+	f.s.Add(kept)
+	if err := f.api.idx.Delete(gone); err != nil {
+		t.Fatal(err)
+	}
+	h := f.api.handlers[0]
+	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "ns/gone", Obj: gone})
+	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "ns/kept", Obj: kept}) // still in the API: a stale tombstone
+	got := f.snap()
+	if g, ok := got["gone"]; !ok || g.DeletionTimestamp == nil || g.DeletionGracePeriodSeconds == nil || *g.DeletionGracePeriodSeconds != 0 {
+		t.Fatalf("pod deleted behind the watch: %+v; want it stopped at once, then removed", g)
+	}
+	if k := got["kept"]; k == nil || k.DeletionTimestamp != nil {
+		t.Errorf("pod the API still holds: %+v; want it kept as it was", k)
+	}
+	f.s.dropForced(f.s.snapshot())
+	if _, ok := f.snap()["gone"]; ok {
+		t.Error("the deleted pod is still held after its deletion was sent")
 	}
 }
