@@ -121,7 +121,7 @@ func (c *checker) look() (*look, error) {
 // happen, then what must hold once settled, and keeps the pods' state as the next fault's base.
 func (c *checker) settle(f *fault) {
 	t0 := time.Now()
-	l := c.wait(f, "the node did not settle")
+	l := c.wait(f, faultName(f), "the node did not settle")
 	if b := c.restarts(l, f); len(b) > 0 {
 		c.breach(faultName(f), "restarts that the fault did not cause, or that it caused and were not counted", b)
 	}
@@ -136,27 +136,27 @@ func (c *checker) settle(f *fault) {
 
 // empty checks, once every pod is deleted, that the node holds nothing of them.
 func (c *checker) empty() {
-	l := c.wait(nil, "the node kept what its deleted pods had")
+	l := c.wait(nil, "every pod was deleted", "the node kept what its deleted pods had")
 	progress(c.backend, "checked with every pod deleted: %s", c.describe(l))
 }
 
 // wait polls until nothing is pending, and fails the run on what may never happen, or at the
-// settle timeout with what still is pending.
-func (c *checker) wait(f *fault, late string) *look {
+// settle timeout with what still is pending; after says what the breach came after.
+func (c *checker) wait(f *fault, after, late string) *look {
 	t0, told := time.Now(), time.Now()
 	for {
 		l, err := c.look()
 		pending := []string{fmt.Sprint(err)}
 		if err == nil {
 			if b := c.never(l, f); len(b) > 0 {
-				c.breach(faultName(f), "what may never happen happened", b)
+				c.breach(after, "what may never happen happened", b)
 			}
 			if pending = c.pending(l, f); len(pending) == 0 {
 				return l
 			}
 		}
 		if time.Since(t0) > settleTimeout {
-			c.breach(faultName(f), fmt.Sprintf("%s within %v", late, settleTimeout), pending)
+			c.breach(after, fmt.Sprintf("%s within %v", late, settleTimeout), pending)
 		}
 		if time.Since(told) > 30*time.Second {
 			told = time.Now()
