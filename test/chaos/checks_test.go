@@ -59,8 +59,10 @@ func (c *checker) neverPod(p *v1.Pod, f *fault) []string {
 		out = append(out, fmt.Sprintf("pod %s had ended %s and is now %s", p.Name, b.phase, p.Status.Phase))
 	}
 	// A pod that never restarts fails only when a fault killed its container: one started after the
-	// last check, under a fault that kills.
-	if p.Status.Phase == v1.PodFailed && (known || !kills) {
+	// last check, under a fault that kills. A deleted one may end Failed (a container killed at the
+	// end of its grace period, as the kubelet reports it) before runlet's final delete, which an
+	// apiserver outage holds up.
+	if p.Status.Phase == v1.PodFailed && p.DeletionTimestamp == nil && (known || !kills) {
 		out = append(out, fmt.Sprintf("pod %s failed (%s: %s)", p.Name, p.Status.Reason, p.Status.Message))
 	}
 	return out
