@@ -237,15 +237,7 @@ func TestSyncPodRecreatesNotReadySandbox(t *testing.T) {
 // one that was still running does, its restart counted.
 func TestSyncPodNewSandboxKeepsRestartPolicy(t *testing.T) {
 	e := newEnv(t)
-	pod := newPod(v1.RestartPolicyOnFailure, "done", "run")
-	if _, err := e.sync(pod); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.f.Exit(e.latest(pod, "done").ID, 0); err != nil {
-		t.Fatal(err)
-	}
-	old := e.f.Sandboxes()[0].ID
-	e.f.SetSandboxState(old, runtime.SandboxNotReady)
+	pod := e.lostSandbox(t)
 	if _, err := e.sync(pod); err != nil {
 		t.Fatal(err)
 	}
@@ -261,14 +253,7 @@ func TestSyncPodNewSandboxKeepsRestartPolicy(t *testing.T) {
 // OnFailure the one that had succeeded does not run again.
 func TestNewSandboxAfterAFailedSync(t *testing.T) {
 	e := newEnv(t)
-	pod := newPod(v1.RestartPolicyOnFailure, "done", "run")
-	if _, err := e.sync(pod); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.f.Exit(e.latest(pod, "done").ID, 0); err != nil {
-		t.Fatal(err)
-	}
-	e.f.SetSandboxState(e.f.Sandboxes()[0].ID, runtime.SandboxNotReady)
+	pod := e.lostSandbox(t)
 	boom := errors.New("boom")
 	e.f.Fail("CreateContainer", boom)
 	if _, err := e.sync(pod); !errors.Is(err, boom) {
@@ -386,4 +371,20 @@ func (e *env) running() []string {
 		}
 	}
 	return out
+}
+
+// lostSandbox runs an OnFailure pod whose container "done" succeeded and
+// whose "run" runs, then takes its sandbox's readiness away, as a reboot
+// does.
+func (e *env) lostSandbox(t *testing.T) *v1.Pod {
+	t.Helper()
+	pod := newPod(v1.RestartPolicyOnFailure, "done", "run")
+	if _, err := e.sync(pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.f.Exit(e.latest(pod, "done").ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.f.SetSandboxState(e.f.Sandboxes()[0].ID, runtime.SandboxNotReady)
+	return pod
 }
