@@ -1,7 +1,6 @@
 package apisource
 
 import (
-	"github.com/runlet/runlet/internal/podconfig"
 	"github.com/runlet/runlet/internal/status"
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -23,10 +22,13 @@ import (
 func (s *Source) apiHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		DeleteFunc: func(obj any) {
-			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				if pod, ok := tomb.Obj.(*v1.Pod); ok {
-					s.dropGone(pod)
-				}
+			tomb, ok := obj.(cache.DeletedFinalStateUnknown)
+			if !ok {
+				return
+			}
+			// A stale tombstone names a pod the API still holds.
+			if pod, ok := tomb.Obj.(*v1.Pod); ok && !s.inAPI(pod) {
+				_ = s.Delete(pod) // ErrNotFound: a pod the source did not hold
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
@@ -43,19 +45,6 @@ func (s *Source) apiHandler() cache.ResourceEventHandler {
 			}
 		},
 	}
-}
-
-// dropGone lets go of a pod the API no longer holds, as a delete the
-// framework hands over does once the API object is gone.
-func (s *Source) dropGone(pod *v1.Pod) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur, ok := s.set.pods[pod.UID]
-	if !ok || podconfig.IsMirror(cur) || s.inAPI(cur) {
-		return
-	}
-	s.set.forget(cur)
-	s.markDirty()
 }
 
 // takePodResources records the API's pod-level resources, and the
