@@ -28,13 +28,19 @@ func withLostContainers(pod *v1.Pod, ps *runtime.PodStatus) (*runtime.PodStatus,
 	if len(lost) == 0 {
 		return ps, nil
 	}
-	out := &runtime.PodStatus{UID: string(pod.UID)}
+	return withRecords(string(pod.UID), ps, lost), lost
+}
+
+// withRecords is a copy of ps (nil: the pod's empty status) with the
+// records of containers the backend no longer has added.
+func withRecords(uid string, ps *runtime.PodStatus, records []runtime.Container) *runtime.PodStatus {
+	out := &runtime.PodStatus{UID: uid}
 	if ps != nil {
 		out.UID, out.Sandboxes = ps.UID, ps.Sandboxes
 		out.Containers = append(out.Containers, ps.Containers...)
 	}
-	out.Containers = append(out.Containers, lost...)
-	return out, lost
+	out.Containers = append(out.Containers, records...)
+	return out
 }
 
 // lostContainer is the exited container a status records, if it records one.
@@ -119,13 +125,7 @@ func (m *Manager) withReplaced(uid string, ps *runtime.PodStatus) *runtime.PodSt
 	if len(keep) == 0 {
 		return ps
 	}
-	out := &runtime.PodStatus{UID: uid}
-	if ps != nil {
-		out.Sandboxes = ps.Sandboxes
-		out.Containers = append(out.Containers, ps.Containers...)
-	}
-	out.Containers = append(out.Containers, keep...)
-	return out
+	return withRecords(uid, ps, keep)
 }
 
 // succeeded reports whether ps shows the removed container r again, or a
