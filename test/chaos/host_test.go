@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,9 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// labelAttempt is the attempt runlet stamps on a container (internal/runtime's label).
-const labelAttempt = "io.runlet.container.attempt"
-
 // hostView is the node's ground truth, read from the backend and the host rather than from runlet.
 type hostView struct {
 	sandboxes  []sandbox
@@ -21,7 +17,7 @@ type hostView struct {
 	// leases are the host-local leases of the node's network: address → the attachment holding it.
 	leases map[string]string
 	// attachments are runlet's records of the pod networks it set up, by ID.
-	attachments map[string]attachment
+	attachments map[string]framework.NetworkAttachment
 	// bridgePorts are the veths on the node's bridge: one per pod network set up.
 	bridgePorts []string
 	// mounts are the mount points under the node's directories (runlet's root, podman's store and
@@ -49,18 +45,10 @@ type container struct {
 	created  time.Time // podman's creation, runc's start
 }
 
-type attachment struct {
-	ID    string `json:"id"`
-	NetNS string `json:"netns"`
-	Pod   struct {
-		UID, Namespace, Name string
-	} `json:"pod"`
-}
-
 // view reads the host. An error is a backend that does not answer (podman down), for the caller to
 // wait out.
 func (n *node) view() (*hostView, error) {
-	v := &hostView{leases: map[string]string{}, attachments: map[string]attachment{}, cgroups: map[types.UID][]string{}, merged: map[string]string{}}
+	v := &hostView{leases: map[string]string{}, attachments: map[string]framework.NetworkAttachment{}, cgroups: map[types.UID][]string{}, merged: map[string]string{}}
 	var err error
 	if n.pm != nil {
 		err = n.podmanObjects(v)
@@ -77,18 +65,14 @@ func (n *node) view() (*hostView, error) {
 		id, _, _ := strings.Cut(string(b), "\r\n")
 		v.leases[ip] = strings.TrimSpace(id)
 	}
-	records, _ := filepath.Glob(filepath.Join(root, "network", "attachments", "*.json"))
-	for _, r := range records {
-		var a attachment
-		if b, err := os.ReadFile(r); err == nil && json.Unmarshal(b, &a) == nil {
-			v.attachments[a.ID] = a
-		}
+	for _, a := range framework.NetworkAttachmentRecords(root) {
+		v.attachments[a.ID] = a
 	}
 	ports, _ := os.ReadDir(filepath.Join("/sys/class/net", framework.KubenetBridge(n.rl.NodeName), "brif"))
 	for _, p := range ports {
 		v.bridgePorts = append(v.bridgePorts, p.Name())
 	}
-	v.mounts = mountsUnder(n.dirs()...)
+	v.mounts = framework.MountsUnder(n.dirs()...)
 	cgs, _ := filepath.Glob("/sys/fs/cgroup/*/runlet/pod*")
 	unified, _ := filepath.Glob("/sys/fs/cgroup/runlet/pod*")
 	for _, cg := range append(cgs, unified...) {
@@ -131,7 +115,7 @@ func (n *node) podmanObjects(v *hostView) error {
 			// podman says "stopping" while a stop waits out the grace period
 			v.containers = append(v.containers, container{id: c.ID, name: c.Labels[framework.LabelContainerName],
 				pod: types.UID(c.Labels[framework.LabelPodUID]), running: c.State == "running" || c.State == "stopping",
-				attempt: c.Labels[labelAttempt], created: time.Unix(c.Created, 0)})
+				attempt: c.Labels[framework.LabelContainerAttempt], created: time.Unix(c.Created, 0)})
 		}
 	}
 	return nil
@@ -170,29 +154,7 @@ func (n *node) runcObjects(v *hostView) error {
 	}
 	for _, c := range ctrs {
 		v.containers = append(v.containers, container{id: c.ID, name: c.Name(), pod: types.UID(c.Labels[framework.LabelPodUID]), running: c.Running,
-			attempt: c.Labels[labelAttempt], created: c.StartedAt})
+			attempt: c.Labels[framework.LabelContainerAttempt], created: c.StartedAt})
 	}
 	return nil
-}
-
-// mountsUnder lists the mount points below any of dirs.
-func mountsUnder(dirs ...string) []string {
-	b, err := os.ReadFile("/proc/self/mounts")
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		for _, d := range dirs {
-			if strings.HasPrefix(f[1], d+"/") {
-				out = append(out, f[1])
-				break
-			}
-		}
-	}
-	return out
 }

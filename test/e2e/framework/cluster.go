@@ -197,9 +197,20 @@ func sharedMountPoint(dir string) bool {
 // UnmountUnder detaches every mount below the dirs (not the dirs themselves), deepest first: what
 // a runlet that is gone left there (pods' tmpfs volumes), so that the directories can be removed.
 func UnmountUnder(dirs ...string) {
+	points := MountsUnder(dirs...)
+	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
+	for _, p := range points {
+		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil {
+			logf("unmount %s: %v", p, err)
+		}
+	}
+}
+
+// MountsUnder lists the host's mount points below any of dirs (not the dirs themselves).
+func MountsUnder(dirs ...string) []string {
 	b, err := os.ReadFile("/proc/self/mounts")
 	if err != nil {
-		return
+		return nil
 	}
 	below := func(p string) bool {
 		return slices.ContainsFunc(dirs, func(d string) bool { return strings.HasPrefix(p, d+"/") })
@@ -210,12 +221,7 @@ func UnmountUnder(dirs ...string) {
 			points = append(points, f[1])
 		}
 	}
-	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
-	for _, p := range points {
-		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil {
-			logf("unmount %s: %v", p, err)
-		}
-	}
+	return points
 }
 
 // PauseAPIServer stops the control plane's kube-apiserver (SIGSTOP): it keeps its connections and
@@ -223,14 +229,7 @@ func UnmountUnder(dirs ...string) {
 // the end of the test does, if nothing did before.
 func PauseAPIServer(t testing.TB) (resume func()) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(Get(t).CPDir, "pids", "kube-apiserver.pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pid, _ := apiserverPID(t)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -254,15 +253,7 @@ func PauseAPIServer(t testing.TB) (resume func()) {
 func StopAPIServer(t testing.TB, sig syscall.Signal) (start func()) {
 	t.Helper()
 	c := Get(t)
-	pidFile := filepath.Join(c.CPDir, "pids", "kube-apiserver.pid")
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pid, pidFile := apiserverPID(t)
 	argv, env, dir, err := processCommand(pid)
 	if err != nil {
 		t.Fatalf("the apiserver's command: %v", err)
@@ -280,6 +271,21 @@ func StopAPIServer(t testing.TB, sig syscall.Signal) (start func()) {
 	}
 	t.Cleanup(start)
 	return start
+}
+
+// apiserverPID is the control plane's kube-apiserver process, from the PID file hack/cp-up.sh wrote.
+func apiserverPID(t testing.TB) (pid int, pidFile string) {
+	t.Helper()
+	pidFile = filepath.Join(Get(t).CPDir, "pids", "kube-apiserver.pid")
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid, pidFile
 }
 
 // processCommand reads a process's command line, environment and working directory.

@@ -65,6 +65,8 @@ const (
 	LabelManaged       = "io.runlet.managed"
 	LabelOwner         = "io.runlet.owner"
 	LabelContainerName = "io.runlet.container.name"
+	// LabelContainerAttempt is the container's restart attempt.
+	LabelContainerAttempt = "io.runlet.container.attempt"
 	// DefaultPortBase is the first port base tried for the test control plane (`make run` uses 26000).
 	DefaultPortBase = 27000
 )

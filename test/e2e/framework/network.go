@@ -40,19 +40,35 @@ func KubenetLeases(rootDir, node string) []string {
 	return out
 }
 
-// NetworkAttachments lists the pod network namespaces runlet has recorded under rootDir (set up and not
+// NetworkAttachment is runlet's record of a pod network it set up (internal/network's attachment).
+type NetworkAttachment struct {
+	ID    string `json:"id"`
+	NetNS string `json:"netns"`
+	Pod   struct {
+		UID, Namespace, Name string
+	} `json:"pod"`
+}
+
+// NetworkAttachmentRecords lists the pod networks runlet has recorded under rootDir (set up and not
 // yet torn down).
-func NetworkAttachments(rootDir string) []string {
+func NetworkAttachmentRecords(rootDir string) []NetworkAttachment {
 	dir := filepath.Join(rootDir, "network", "attachments")
 	entries, _ := os.ReadDir(dir)
-	var out []string
+	var out []NetworkAttachment
 	for _, e := range entries {
-		var rec struct {
-			NetNS string `json:"netns"`
-		}
+		var rec NetworkAttachment
 		if b, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil && json.Unmarshal(b, &rec) == nil {
-			out = append(out, rec.NetNS)
+			out = append(out, rec)
 		}
+	}
+	return out
+}
+
+// NetworkAttachments lists the pod network namespaces runlet has recorded under rootDir.
+func NetworkAttachments(rootDir string) []string {
+	var out []string
+	for _, rec := range NetworkAttachmentRecords(rootDir) {
+		out = append(out, rec.NetNS)
 	}
 	return out
 }
